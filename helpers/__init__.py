@@ -1,0 +1,28 @@
+"""Plumbing for the TensorFlow 2 training-utilities workbook.
+
+The notebooks keep the TensorFlow calls they teach in plain sight; this package holds
+everything else: quiet logs and version checks (:mod:`helpers.environment`), seeding
+(:mod:`helpers.seeding`), per-notebook build folders (:mod:`helpers.paths`), showing an
+expected error (:mod:`helpers.errors`), the bundled data (:mod:`helpers.data`), figures
+(:mod:`helpers.plots`) and the workbook runner (:mod:`helpers.workbook`).
+
+Importing this package never imports TensorFlow, so :func:`quiet_tensorflow_logs` can run
+before the first ``import tensorflow``.
+"""
+
+from helpers.environment import check_versions, quiet_tensorflow_logs
+from helpers.errors import CaughtError, expect_error
+from helpers.paths import build_root, display_path, repo_root, run_dir
+from helpers.seeding import set_seed
+
+__all__ = [
+    "CaughtError",
+    "build_root",
+    "check_versions",
+    "display_path",
+    "expect_error",
+    "quiet_tensorflow_logs",
+    "repo_root",
+    "run_dir",
+    "set_seed",
+]

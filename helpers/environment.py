@@ -1,0 +1,105 @@
+"""Quiet TensorFlow's start-up logging and check the installed versions.
+
+Why quiet logs matter here: while it starts, TensorFlow's C++ runtime writes lines such as
+``I0000 ... port.cc:153] oneDNN custom operations are on`` and ``E0000 ... failed call to
+cuInit`` to the process's stderr. Under ``pytest --nbval`` the kernel does not capture
+C-level stderr, so a notebook stored with those lines would fail strict validation.
+
+In TensorFlow 2.21 ``TF_CPP_MIN_LOG_LEVEL`` alone does not remove them: they are written
+by Abseil before its logging is initialised, when no level applies yet (checked in
+``tests/test_environment.py``). So :func:`quiet_tensorflow_logs` sets the level for later
+messages and imports TensorFlow once with file descriptor 2 pointed at ``/dev/null``,
+including the device discovery that triggers the CUDA probe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+
+#: Oldest (major, minor) versions the workbook is written for; requirements.txt pins these.
+MIN_VERSIONS: dict[str, tuple[int, int]] = {"tensorflow": (2, 21), "keras": (3, 15)}
+
+
+class VersionError(RuntimeError):
+    """An installed library is older than the workbook needs."""
+
+
+@contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at ``/dev/null`` for the block (C/C++ writes vanish).
+
+    Python's ``sys.stderr`` object is flushed first and works again afterwards.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w", encoding="utf-8") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def quiet_tensorflow_logs(level: int = 1) -> None:
+    """Import TensorFlow without its start-up log lines, and keep later ones at ``level``.
+
+    Call it before the first ``import tensorflow`` (a later call warns: the lines were
+    already written). ``level`` is ``TF_CPP_MIN_LOG_LEVEL``: 1 hides INFO, 2 also WARNING,
+    3 also ERROR. TensorFlow's Python logger is set to ERROR, which hides the deprecation
+    notices of the ``tf.compat.v1`` APIs that the notebooks show on purpose.
+    """
+    if isinstance(level, bool) or level not in (0, 1, 2, 3):
+        raise ValueError(f"level must be 0, 1, 2 or 3, got {level!r}")
+    if "tensorflow" in sys.modules:
+        warnings.warn(
+            "quiet_tensorflow_logs() called after tensorflow was imported: "
+            "its start-up log lines were already written",
+            stacklevel=2,
+        )
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = str(level)
+    with native_stderr_silenced():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()  # device discovery: the CUDA probe logs here
+    tf.get_logger().setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module="tensorflow")
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError) as exc:
+        raise VersionError(f"cannot read a major.minor version from {version!r}") from exc
+
+
+def check_versions(minimum: dict[str, tuple[int, int]] | None = None, *, show: bool = True) -> dict[str, str]:
+    """Return ``{package: version}`` and raise :class:`VersionError` if one is too old.
+
+    ``minimum`` defaults to :data:`MIN_VERSIONS`. With ``show`` the versions are printed
+    (with Python's), which is what the setup cell of every notebook displays.
+    """
+    minimum = MIN_VERSIONS if minimum is None else minimum
+    found: dict[str, str] = {}
+    for package, (major, minor) in minimum.items():
+        try:
+            version = metadata.version(package)
+        except metadata.PackageNotFoundError as exc:
+            raise VersionError(f"{package} is not installed; run `make test` or `pip install -r requirements.txt`") from exc
+        if _major_minor(version) < (major, minor):
+            raise VersionError(
+                f"{package} {version} is older than {major}.{minor}, the version this workbook "
+                f"is written for; install requirements.txt"
+            )
+        found[package] = version
+    if show:
+        python = ".".join(str(part) for part in sys.version_info[:2])
+        print("Python", python, "| " + " | ".join(f"{name} {version}" for name, version in found.items()))
+    return found

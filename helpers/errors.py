@@ -1,0 +1,68 @@
+"""Show an expected error in a notebook without stopping the notebook.
+
+papermill fails a run on any raising cell, tags or not, so a notebook that teaches an
+error catches it, prints its type and the first line of its message, and fails loudly if
+the error did not happen (the claim it demonstrates would then be false).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass
+class CaughtError:
+    """What :func:`expect_error` caught; ``value`` is ``None`` until the block has run."""
+
+    value: BaseException | None = None
+
+    @property
+    def type_name(self) -> str:
+        return type(self.value).__name__ if self.value is not None else ""
+
+    @property
+    def message(self) -> str:
+        """The whole message, as ``str(exception)``."""
+        return str(self.value) if self.value is not None else ""
+
+    @property
+    def first_line(self) -> str:
+        lines = [line for line in self.message.strip().splitlines() if line.strip()]
+        return lines[0].strip() if lines else ""
+
+
+@contextmanager
+def expect_error(
+    *expected: type[BaseException],
+    match: str | None = None,
+    max_chars: int = 240,
+) -> Iterator[CaughtError]:
+    """Run a block that must raise one of ``expected``; print ``Type: first line``.
+
+    - The block raises an expected type: it is caught and printed, and the returned
+      :class:`CaughtError` holds it for further asserts.
+    - ``match`` (a regex) must be found in the full message, else ``AssertionError``.
+    - The block raises nothing: ``AssertionError``, so a claim that stopped being true fails.
+    - Any other exception propagates unchanged.
+    """
+    if not expected:
+        raise TypeError("expect_error() needs at least one exception type")
+    caught = CaughtError()
+    try:
+        yield caught
+    except expected as exc:  # noqa: PERF203 - the whole point
+        caught.value = exc
+        if match is not None and not re.search(match, caught.message):
+            raise AssertionError(
+                f"{caught.type_name} was raised but its message does not match {match!r}: {caught.first_line}"
+            ) from exc
+        line = caught.first_line
+        if len(line) > max_chars:
+            line = line[: max_chars - 3] + "..."
+        print(f"{caught.type_name}: {line}")
+        return
+    names = " or ".join(kind.__name__ for kind in expected)
+    raise AssertionError(f"expected {names}, but the block raised nothing")

@@ -1,0 +1,55 @@
+"""Where the workbook writes: one build folder per notebook, emptied at the start of a run.
+
+Everything a notebook writes goes under ``build/<notebook name>/`` in the repository (or under
+``$WORKBOOK_BUILD_DIR`` if set, which the tests use), so reruns are idempotent and nothing
+is written elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def repo_root() -> Path:
+    """The repository folder (the parent of this package)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def build_root() -> Path:
+    """The build area: ``$WORKBOOK_BUILD_DIR`` if set, else ``<repo>/build``."""
+    override = os.environ.get("WORKBOOK_BUILD_DIR")
+    return Path(override).resolve() if override else repo_root() / "build"
+
+
+def run_dir(name: str, *, clean: bool = True) -> Path:
+    """Return ``build/<name>``, created, and emptied first when ``clean`` (the default).
+
+    ``name`` is a single folder name (letters, digits, ``_ . -``); anything that could point
+    outside the build area is refused with ``ValueError``.
+    """
+    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+        raise ValueError(f"name must be a plain folder name like '01_global_step', got {name!r}")
+    path = build_root() / name
+    if clean and path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """A path as a reader should see it: relative to the repository when inside it.
+
+    Stored notebook outputs must not hold absolute paths (they differ per machine).
+    """
+    resolved = Path(path).resolve()
+    for base in (repo_root(), build_root().parent):
+        try:
+            return resolved.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return resolved.name

@@ -1,0 +1,204 @@
+"""Run the whole workbook with papermill, or refresh the notebooks' stored outputs.
+
+    python -m helpers.workbook list
+    python -m helpers.workbook run [--only 01 03] [--fast] [-p SEED 7] [--output-dir DIR]
+    python -m helpers.workbook refresh [01 ...]
+
+``run`` executes the notebooks in order into ``build/executed/`` (the sources are not touched),
+shows progress, prints a table of notebook, status and wall time (also written to
+``build/executed/report.md``) and exits 1 naming the notebook and cell of every failure.
+
+``refresh`` is for contributors: it executes each notebook from top to bottom into the build
+area and, only if that run succeeds, replaces the stored notebook with the executed copy,
+stripped of run-specific metadata (papermill timings, execution timestamps), so that strict
+nbval validates against one clean run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from helpers.paths import build_root, display_path, repo_root
+
+NOTEBOOKS_DIR = repo_root() / "notebooks"
+#: Cell-level metadata keys that change on every run and are removed from stored notebooks.
+VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
+VOLATILE_NOTEBOOK_KEYS = ("papermill", "widgets")
+
+
+@dataclass
+class Result:
+    """The outcome of executing one notebook."""
+
+    name: str
+    ok: bool
+    seconds: float
+    output: Path
+    failure: str = ""
+
+
+def notebooks(directory: Path | None = None) -> list[Path]:
+    """The workbook's notebooks in reading order (``NN_name.ipynb``; default folder ``notebooks/``)."""
+    return sorted((NOTEBOOKS_DIR if directory is None else directory).glob("[0-9][0-9]_*.ipynb"))
+
+
+def select(paths: Sequence[Path], only: Sequence[str] | None) -> list[Path]:
+    """Keep the notebooks whose name starts with one of ``only`` (``"01"``, ``"01_global_step"``).
+
+    A selector that matches nothing raises ``ValueError`` listing the notebooks.
+    """
+    if not only:
+        return list(paths)
+    chosen: list[Path] = []
+    for selector in only:
+        key = Path(selector).name.removesuffix(".ipynb")
+        matches = [path for path in paths if path.stem.startswith(key)]
+        if not matches:
+            names = ", ".join(path.stem for path in paths)
+            raise ValueError(f"no notebook matches {selector!r}; the notebooks are: {names}")
+        chosen.extend(match for match in matches if match not in chosen)
+    return sorted(chosen)
+
+
+def parse_value(text: str) -> object:
+    """A parameter value as papermill's CLI would infer it: Python literal if it is one, else str."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def execute(notebook: Path, output: Path, parameters: dict[str, object], *, progress: bool = True) -> Result:
+    """Execute ``notebook`` into ``output`` with papermill, working directory ``notebooks/``."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=parameters,
+            cwd=str(notebook.parent),
+            progress_bar=progress,
+            log_output=False,
+        )
+    except PapermillExecutionError as error:
+        first_line = (str(error.evalue).strip().splitlines() or [""])[0]
+        source_line = (str(error.source).strip().splitlines() or [""])[0][:60]
+        failure = f"cell [{error.exec_count}] `{source_line}`: {error.ename}: {first_line}"
+        return Result(notebook.stem, False, time.perf_counter() - start, output, failure)
+    except Exception as error:  # kernel died, notebook unreadable, ...
+        return Result(notebook.stem, False, time.perf_counter() - start, output, f"{type(error).__name__}: {error}")
+    return Result(notebook.stem, True, time.perf_counter() - start, output)
+
+
+def report(results: Sequence[Result]) -> str:
+    """A Markdown table of notebook, status and wall time, with a total line."""
+    lines = ["| notebook | status | wall time |", "|---|---|---:|"]
+    for result in results:
+        status = "ok" if result.ok else f"FAILED: {result.failure}"
+        lines.append(f"| {result.name} | {status} | {result.seconds:.1f} s |")
+    failed = sum(not result.ok for result in results)
+    total = sum(result.seconds for result in results)
+    lines.append(f"| **{len(results)} notebooks** | {'ok' if not failed else f'{failed} failed'} | {total:.1f} s |")
+    return "\n".join(lines)
+
+
+def strip_volatile(notebook: dict) -> dict:
+    """Remove run-specific metadata (timings, timestamps) from a notebook's JSON in place."""
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        notebook.get("metadata", {}).pop(key, None)
+    for cell in notebook.get("cells", []):
+        metadata = cell.get("metadata", {})
+        for key in VOLATILE_CELL_KEYS:
+            metadata.pop(key, None)
+    return notebook
+
+
+def run_command(args: argparse.Namespace) -> int:
+    paths = select(notebooks(), args.only)
+    parameters: dict[str, object] = {name: parse_value(value) for name, value in args.parameter}
+    if args.fast:
+        parameters["FAST"] = True
+    output_dir = Path(args.output_dir) if args.output_dir else build_root() / "executed"
+    results: list[Result] = []
+    for number, path in enumerate(paths, start=1):
+        print(f"[{number}/{len(paths)}] {path.stem}", flush=True)
+        result = execute(path, output_dir / path.name, parameters, progress=not args.no_progress)
+        print(f"    {'ok' if result.ok else 'FAILED'} in {result.seconds:.1f} s" + (f": {result.failure}" if not result.ok else ""), flush=True)
+        results.append(result)
+    table = report(results)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "report.md").write_text(table + "\n", encoding="utf-8")
+    print()
+    print(table)
+    print(f"\nexecuted copies and report.md in {display_path(output_dir)}")
+    failures = [result for result in results if not result.ok]
+    for result in failures:
+        print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def refresh_command(args: argparse.Namespace) -> int:
+    paths = select(notebooks(), args.notebooks)
+    staging = build_root() / "refresh"
+    failed = False
+    for path in paths:
+        print(f"refreshing {path.stem} ...", flush=True)
+        result = execute(path, staging / path.name, {}, progress=not args.no_progress)
+        if not result.ok:
+            print(f"  FAILED ({result.failure}); {path.name} left unchanged, see {display_path(result.output)}", file=sys.stderr)
+            failed = True
+            continue
+        executed = nbformat.read(result.output, as_version=4)
+        nbformat.write(strip_volatile(executed), path)
+        print(f"  stored clean outputs ({result.seconds:.1f} s)")
+    return 1 if failed else 0
+
+
+def list_command(_: argparse.Namespace) -> int:
+    for path in notebooks():
+        print(path.stem)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.workbook", description="Execute or refresh the workbook's notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="execute notebooks in order into the build area and print a report")
+    run.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="run only these (number prefix or name)")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="papermill parameter, e.g. -p SEED 7")
+    run.add_argument("--fast", action="store_true", help="pass FAST=True: fewer steps, same checks")
+    run.add_argument("--output-dir", help="where executed copies go (default build/executed)")
+    run.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    run.set_defaults(handler=run_command)
+
+    refresh = sub.add_parser("refresh", help="re-execute notebooks and store their clean outputs in place")
+    refresh.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
+    refresh.add_argument("--no-progress", action="store_true")
+    refresh.set_defaults(handler=refresh_command)
+
+    listing = sub.add_parser("list", help="list the notebooks in order")
+    listing.set_defaults(handler=list_command)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except ValueError as error:
+        parser.error(str(error))
+    return 2  # pragma: no cover - parser.error exits
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

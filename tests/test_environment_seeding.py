@@ -1,0 +1,76 @@
+"""helpers.environment and helpers.seeding."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from helpers import environment, paths
+from helpers.seeding import set_seed
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    environ = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"} | env
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ, timeout=300, check=True)
+
+
+def test_min_versions_match_requirements_pins() -> None:
+    pins = dict(re.findall(r"^([a-z-]+)==(\S+)$", (paths.repo_root() / "requirements.txt").read_text(), re.MULTILINE))
+    for package, (major, minor) in environment.MIN_VERSIONS.items():
+        assert environment._major_minor(pins[package]) == (major, minor), package
+
+
+def test_check_versions_reports_and_refuses_old_versions(capsys: pytest.CaptureFixture[str]) -> None:
+    found = environment.check_versions()
+    assert set(found) == {"tensorflow", "keras"}
+    printed = capsys.readouterr().out
+    assert printed.startswith("Python 3.") and f"tensorflow {found['tensorflow']}" in printed
+    with pytest.raises(environment.VersionError, match="tensorflow .* is older than 99.0"):
+        environment.check_versions({"tensorflow": (99, 0)}, show=False)
+    with pytest.raises(environment.VersionError, match="not installed"):
+        environment.check_versions({"no-such-package-here": (1, 0)}, show=False)
+
+
+def test_quiet_tensorflow_logs_rejects_bad_levels() -> None:
+    with pytest.raises(ValueError, match="level must be"):
+        environment.quiet_tensorflow_logs(7)
+
+
+def test_tf_cpp_min_log_level_alone_leaves_start_up_lines_but_the_helper_removes_them() -> None:
+    """Why the helper mutes fd 2: in TF 2.21 the variable alone does not silence start-up logs."""
+    start = "import tensorflow as tf; tf.config.list_physical_devices(); tf.Variable(1.0)"
+    naive = _run(start, TF_CPP_MIN_LOG_LEVEL="1")
+    assert re.search(r"^[IEW]0000 ", naive.stderr, re.MULTILINE), naive.stderr[:500]
+    quiet = _run(
+        "import helpers, sys; helpers.quiet_tensorflow_logs(); " + start + "; print('after', file=sys.stderr)"
+    )
+    assert quiet.stderr == "after\n"
+
+
+def test_set_seed_repeats_numpy_and_tensorflow_draws() -> None:
+    import tensorflow as tf
+
+    def draws() -> tuple[np.ndarray, np.ndarray]:
+        return np.random.rand(3), tf.random.normal([3]).numpy()
+
+    set_seed(11)
+    first = draws()
+    set_seed(11)
+    second = draws()
+    set_seed(12)
+    third = draws()
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    assert not np.array_equal(first[1], third[1])
+
+
+@pytest.mark.parametrize(("seed", "error"), [(-1, ValueError), (2**32, ValueError), (1.5, TypeError), (True, TypeError)])
+def test_set_seed_rejects_bad_seeds(seed: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        set_seed(seed)  # type: ignore[arg-type]

@@ -1,0 +1,90 @@
+"""helpers.paths and helpers.errors: build folders and expected-error display."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import paths
+from helpers.errors import expect_error
+
+
+@pytest.fixture()
+def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    return tmp_path / "build"
+
+
+def test_run_dir_creates_and_cleans(build: Path) -> None:
+    first = paths.run_dir("01_global_step")
+    assert first == build / "01_global_step" and first.is_dir()
+    (first / "left_over.txt").write_text("old run")
+    second = paths.run_dir("01_global_step")
+    assert second == first and list(second.iterdir()) == []
+
+
+def test_run_dir_keeps_contents_without_clean(build: Path) -> None:
+    folder = paths.run_dir("keep")
+    (folder / "a.txt").write_text("x")
+    assert (paths.run_dir("keep", clean=False) / "a.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("name", ["", "..", "../escape", "a/b", "/abs", ".hidden", "a..b"])
+def test_run_dir_refuses_names_that_leave_the_build_area(build: Path, name: str) -> None:
+    with pytest.raises(ValueError, match="plain folder name"):
+        paths.run_dir(name)
+
+
+def test_build_root_defaults_to_repo_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WORKBOOK_BUILD_DIR", raising=False)
+    assert paths.build_root() == paths.repo_root() / "build"
+    assert (paths.repo_root() / "helpers" / "paths.py").is_file()
+
+
+def test_display_path_is_relative_inside_the_repo_and_never_absolute(build: Path, tmp_path: Path) -> None:
+    assert paths.display_path(paths.repo_root() / "data" / "digits.npz") == "data/digits.npz"
+    assert paths.display_path(build / "01_x") == "build/01_x"
+    outside = Path("/") / "somewhere" / "else.txt"
+    assert paths.display_path(outside) == "else.txt"
+
+
+def test_expect_error_prints_type_and_first_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(ValueError) as caught:
+        raise ValueError("first line\nsecond line")
+    assert capsys.readouterr().out == "ValueError: first line\n"
+    assert isinstance(caught.value, ValueError) and caught.first_line == "first line"
+
+
+def test_expect_error_accepts_several_types_and_checks_match(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(KeyError, AttributeError, match="no attribute"):
+        getattr(object(), "missing")
+    assert capsys.readouterr().out.startswith("AttributeError: ")
+    with pytest.raises(AssertionError, match="does not match"):
+        with expect_error(ValueError, match="something else"):
+            raise ValueError("actual message")
+
+
+def test_expect_error_fails_when_nothing_is_raised() -> None:
+    with pytest.raises(AssertionError, match="expected ValueError, but the block raised nothing"):
+        with expect_error(ValueError):
+            pass
+
+
+def test_expect_error_lets_other_errors_through() -> None:
+    with pytest.raises(ZeroDivisionError):
+        with expect_error(ValueError):
+            1 / 0  # noqa: B018
+
+
+def test_expect_error_truncates_long_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(RuntimeError, max_chars=20):
+        raise RuntimeError("x" * 100)
+    printed = capsys.readouterr().out.strip()
+    assert printed == "RuntimeError: " + "x" * 17 + "..."
+
+
+def test_expect_error_needs_a_type() -> None:
+    with pytest.raises(TypeError):
+        with expect_error():
+            pass

@@ -1,0 +1,96 @@
+"""helpers.workbook: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import workbook
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    parameters = nbformat.v4.new_code_cell("VALUE = 1")
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [parameters] + [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.fixture()
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    monkeypatch.setattr(workbook, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    _notebook(notebooks / "00_good.ipynb", "print(VALUE * 2)")
+    _notebook(notebooks / "01_bad.ipynb", "x = 1", "raise RuntimeError('boom\\nmore')")
+    (notebooks / "notes.ipynb").write_text("{}")  # not NN_name: not part of the workbook
+    return notebooks
+
+
+def test_notebooks_are_listed_in_order(folder: Path) -> None:
+    assert [path.stem for path in workbook.notebooks()] == ["00_good", "01_bad"]
+
+
+def test_select_by_prefix_and_unknown_selector(folder: Path) -> None:
+    paths = workbook.notebooks()
+    assert [p.stem for p in workbook.select(paths, ["01"])] == ["01_bad"]
+    assert [p.stem for p in workbook.select(paths, ["01_bad.ipynb", "00"])] == ["00_good", "01_bad"]
+    assert workbook.select(paths, None) == paths
+    with pytest.raises(ValueError, match="no notebook matches '07'.*00_good, 01_bad"):
+        workbook.select(paths, ["07"])
+
+
+@pytest.mark.parametrize(("text", "value"), [("7", 7), ("0.5", 0.5), ("True", True), ("adam", "adam"), ("'x'", "x")])
+def test_parse_value_infers_types(text: str, value: object) -> None:
+    assert workbook.parse_value(text) == value
+
+
+def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = workbook.main(["run", "--no-progress", "-p", "VALUE", "21"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "| 00_good | ok |" in captured.out and "| 01_bad | FAILED: cell [4]" in captured.out
+    # [4]: the execution count a reader sees, counting the cell papermill injects for -p
+    assert "FAILED 01_bad: cell [4] `raise RuntimeError('boom\\nmore')`: RuntimeError: boom" in captured.err
+    executed = nbformat.read(folder.parent / "build" / "executed" / "00_good.ipynb", as_version=4)
+    outputs = [o.get("text", "") for cell in executed["cells"] for o in cell.get("outputs", [])]
+    assert "42\n" in outputs  # the parameter reached the notebook
+    assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
+
+
+def test_run_subset_succeeds(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert workbook.main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
+    assert "1 notebooks** | ok" in capsys.readouterr().out
+
+
+def test_run_rejects_unknown_notebook(folder: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        workbook.main(["run", "--only", "99"])
+    assert exit_info.value.code == 2
+
+
+def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path) -> None:
+    bad_before = (folder / "01_bad.ipynb").read_text()
+    assert workbook.main(["refresh", "--no-progress"]) == 1
+    assert (folder / "01_bad.ipynb").read_text() == bad_before  # nothing lost
+    refreshed = nbformat.read(folder / "00_good.ipynb", as_version=4)
+    code_cells = [cell for cell in refreshed["cells"] if cell["cell_type"] == "code"]
+    assert [cell["execution_count"] for cell in code_cells] == [1, 2]
+    assert code_cells[1]["outputs"][0]["text"] == "2\n"
+    assert "papermill" not in refreshed["metadata"]
+    assert all("papermill" not in cell["metadata"] and "execution" not in cell["metadata"] for cell in code_cells)
+
+
+def test_report_totals() -> None:
+    results = [
+        workbook.Result("00_a", True, 1.25, Path("a")),
+        workbook.Result("01_b", False, 2.0, Path("b"), "cell [4] `f()`: ValueError: x"),
+    ]
+    table = workbook.report(results)
+    assert "| 00_a | ok | 1.2 s |" in table and "FAILED: cell [4]" in table
+    assert table.splitlines()[-1] == "| **2 notebooks** | 1 failed | 3.2 s |"
