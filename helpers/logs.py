@@ -1,0 +1,51 @@
+"""Read TensorBoard event files back with TensorBoard's own reader.
+
+TF2's ``tf.summary.scalar`` stores scalars as tensors, so ``EventAccumulator.Scalars`` does
+not see them; they are read here with ``.Tensors`` and ``tf.make_ndarray``. The default size
+guidance keeps only a sample of points per tag; this module asks for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Series:
+    """One scalar tag: steps and values in the order they were written."""
+
+    steps: np.ndarray
+    values: np.ndarray
+    wall_times: np.ndarray
+
+
+def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
+    """All scalar summaries in one run folder, ``{tag: Series}``, every point kept.
+
+    ``logdir`` is the folder a ``tf.summary.create_file_writer`` wrote to (its event files
+    directly inside). A folder with no event file raises ``FileNotFoundError``.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
+    from tensorboard.util import tensor_util
+
+    logdir = Path(logdir)
+    if not logdir.is_dir() or not any(logdir.glob("events.out.tfevents.*")):
+        raise FileNotFoundError(f"no event file in {logdir.name!r}; was anything written and the writer flushed?")
+    accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0})
+    accumulator.Reload()
+    series: dict[str, Series] = {}
+    for tag in accumulator.Tags()[TENSORS]:
+        events = accumulator.Tensors(tag)
+        values = [tensor_util.make_ndarray(event.tensor_proto) for event in events]
+        if any(np.ndim(value) != 0 or not np.issubdtype(np.asarray(value).dtype, np.number) for value in values):
+            continue  # not a numeric scalar (histogram, image, text)
+        series[tag] = Series(
+            steps=np.array([event.step for event in events], dtype=np.int64),
+            values=np.array(values, dtype=np.float64),
+            wall_times=np.array([event.wall_time for event in events], dtype=np.float64),
+        )
+    return series

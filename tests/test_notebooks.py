@@ -1,0 +1,80 @@
+"""Every notebook: hygiene of the stored file, and a papermill run with other parameters.
+
+Strict output validation is nbval's job: `pytest` collects `notebooks/*.ipynb` with `--nbval`
+(see pyproject.toml) and compares every stored output with a fresh run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import workbook
+
+NOTEBOOKS = workbook.notebooks()
+MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
+#: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
+OTHER_PARAMETERS = {"SEED": 1234, "FAST": True}
+ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
+
+
+def test_the_workbook_has_its_notebooks_in_order() -> None:
+    names = [path.stem for path in NOTEBOOKS]
+    assert names[:2] == ["00_start_here", "01_global_step"]
+    numbers = [int(name[:2]) for name in names]
+    assert numbers == list(range(len(numbers))), "notebook numbers must run 00, 01, 02, ... without gaps"
+
+
+def test_start_here_lists_every_notebook() -> None:
+    text = "".join(cell.source for cell in nbformat.read(NOTEBOOKS[0], as_version=4).cells)
+    for path in NOTEBOOKS:
+        assert f"`{path.stem}`" in text, f"00_start_here does not mention {path.stem}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_hygiene(path: Path) -> None:
+    assert path.stat().st_size < MAX_NOTEBOOK_BYTES, f"{path.name} is {path.stat().st_size} bytes"
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert notebook.metadata.kernelspec.name == "python3"
+    assert "papermill" not in notebook.metadata, "stored with run metadata: use `make refresh`"
+
+    cells = notebook.cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith(f"# {path.stem[:2]} · ")
+    code = [cell for cell in cells if cell.cell_type == "code"]
+    tagged = [cell for cell in code if "parameters" in cell.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+    assert re.search(r"^SEED = \d+", tagged[0].source, re.MULTILINE) and re.search(r"^FAST = False", tagged[0].source, re.MULTILINE)
+    assert code.index(tagged[0]) == 0, "the parameters cell comes before any other code"
+
+    counts = [cell.execution_count for cell in code]
+    assert counts == list(range(1, len(code) + 1)), f"execution counts {counts}: store one clean run (`make refresh`)"
+    text = "\n".join(cell.source for cell in cells)
+    assert "quiet_tensorflow_logs()" in code[1].source, "the setup cell silences TF before importing it"
+    assert text.count("helpers.run_dir(") == 1, "one build folder per notebook"
+    for cell in code:
+        assert cell.source.strip(), "no empty code cells"
+        assert "papermill" not in cell.metadata and "execution" not in cell.metadata
+        for output in cell.outputs:
+            assert output.output_type != "error", f"stored error in cell [{cell.execution_count}]"
+            if output.output_type == "stream":
+                assert output.name == "stdout" or not output.text.strip(), f"stderr in cell [{cell.execution_count}]: {output.text[:200]}"
+            rendered = output.get("text", "") + str(output.get("data", {}).get("text/plain", ""))
+            assert not ABSOLUTE_PATH.search(rendered), f"absolute path in cell [{cell.execution_count}]: {rendered[:200]}"
+    assert not ABSOLUTE_PATH.search(text), "absolute path in the notebook's source"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_runs_with_other_parameters(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another seed and the fast mode: the notebook's own asserts must still pass."""
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    result = workbook.execute(path, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False)
+    assert result.ok, f"{path.stem} with {OTHER_PARAMETERS}: {result.failure}"
+    executed = nbformat.read(result.output, as_version=4)
+    injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
+    assert injected and "SEED = 1234" in injected[0].source
+    assert (tmp_path / "build" / path.stem).is_dir(), "the notebook writes under its own build folder"
