@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 
+_quieted = False  # set once quiet_tensorflow_logs() has imported TensorFlow
+
 #: Oldest (major, minor) versions the workbook is written for; requirements.txt pins these.
 MIN_VERSIONS: dict[str, tuple[int, int]] = {"tensorflow": (2, 21), "keras": (3, 15)}
 
@@ -61,6 +63,10 @@ def quiet_tensorflow_logs(level: int = 3) -> None:
     """
     if isinstance(level, bool) or level not in (0, 1, 2, 3):
         raise ValueError(f"level must be 0, 1, 2 or 3, got {level!r}")
+    global _quieted
+    if _quieted:  # a script imported by a notebook calls it again: nothing left to do
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = str(level)
+        return
     if "tensorflow" in sys.modules:
         warnings.warn(
             "quiet_tensorflow_logs() called after tensorflow was imported: "
@@ -74,6 +80,7 @@ def quiet_tensorflow_logs(level: int = 3) -> None:
         tf.config.list_physical_devices()  # device discovery: the CUDA probe logs here
     tf.get_logger().setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=DeprecationWarning, module="tensorflow")
+    _quieted = True
 
 
 def _major_minor(version: str) -> tuple[int, int]:

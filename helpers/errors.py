@@ -44,7 +44,9 @@ def expect_error(
 
     - The block raises an expected type: it is caught and printed, and the returned
       :class:`CaughtError` holds it for further asserts.
-    - ``match`` (a regex) must be found in the full message, else ``AssertionError``.
+    - ``match`` (a regex) must be found in the full message, else ``AssertionError``; the line
+      printed is then the first line that matches (some messages start with a generic line
+      such as ``in user code:``).
     - The block raises nothing: ``AssertionError``, so a claim that stopped being true fails.
     - Any other exception propagates unchanged.
     """
@@ -60,6 +62,9 @@ def expect_error(
                 f"{caught.type_name} was raised but its message does not match {match!r}: {caught.first_line}"
             ) from exc
         line = caught.first_line
+        if match is not None:
+            line = next((text.strip() for text in caught.message.splitlines() if re.search(match, text)), line)
+            line = line.removeprefix(f"{caught.type_name}: ")  # some messages repeat their type
         if len(line) > max_chars:
             line = line[: max_chars - 3] + "..."
         print(f"{caught.type_name}: {line}")

@@ -65,6 +65,12 @@ def test_expect_error_accepts_several_types_and_checks_match(capsys: pytest.Capt
             raise ValueError("actual message")
 
 
+def test_expect_error_prints_the_line_that_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(ValueError, match="singleton"):
+        raise ValueError("in user code:\n\n    File x, line 1\n    only supports singleton variables")
+    assert capsys.readouterr().out == "ValueError: only supports singleton variables\n"
+
+
 def test_expect_error_fails_when_nothing_is_raised() -> None:
     with pytest.raises(AssertionError, match="expected ValueError, but the block raised nothing"):
         with expect_error(ValueError):

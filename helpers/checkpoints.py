@@ -1,0 +1,240 @@
+"""Checkpoints for a training loop: save by global step, restore the latest, fail loudly.
+
+:class:`TrainingCheckpoint` owns one ``tf.train.Checkpoint`` holding the model, the optimizer
+(whose ``iterations`` variable is the global step), the state of the model's Keras random-seed
+generators, and any extra trackable objects (a ``tf.random.Generator``, a ``tf.data`` iterator,
+a :class:`helpers.clipping.ClippingMonitor` ...).
+
+Why the seed-generator states: in Keras 3, layers such as ``Dropout`` draw their randomness from
+a ``keras.random.SeedGenerator`` whose state variable is in ``model.non_trainable_variables`` but
+is not tracked by ``tf.train.Checkpoint(model=model)``. Without it a resumed run draws different
+dropout masks from an uninterrupted one (chapter 05 shows the divergence).
+
+Crash safety: a save writes the files ``ckpt-<step>.*`` first (TensorFlow writes them under a
+temporary name and renames them when complete) and only then points the ``checkpoint`` state file
+at them, with an atomic replace. A process killed during a save therefore leaves the previous
+checkpoint as the latest; the leftovers of the torn save are removed by the next save. On restore,
+a state file that is unreadable, or a latest checkpoint whose files are damaged, falls back to the
+newest checkpoint that reads completely, and the returned message says so.
+
+This module imports TensorFlow: import it after ``helpers.quiet_tensorflow_logs()``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+from helpers.paths import display_path
+
+_PREFIX = re.compile(r"^ckpt-(\d+)$")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint could not be saved or restored."""
+
+
+class CheckpointMismatchError(CheckpointError):
+    """The checkpoint does not fit the objects it is restored into (shapes or structure differ)."""
+
+
+@dataclass(frozen=True)
+class RestoreInfo:
+    """What :meth:`TrainingCheckpoint.restore` did."""
+
+    step: int
+    path: str | None
+    message: str
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def restored(self) -> bool:
+        return self.path is not None
+
+
+def seed_generator_states(model: keras.Model) -> list[tf.Variable]:
+    """The state variables of every ``keras.random.SeedGenerator`` inside ``model``, in layer order."""
+    states: list[tf.Variable] = []
+    seen: set[int] = set()
+
+    def visit(layer: object) -> None:
+        if id(layer) in seen:
+            return
+        seen.add(id(layer))
+        for value in vars(layer).values():
+            if isinstance(value, keras.random.SeedGenerator):
+                states.append(value.state)
+        for child in getattr(layer, "layers", []) or []:
+            visit(child)
+
+    visit(model)
+    return states
+
+
+def _step_of(prefix: Path) -> int:
+    match = _PREFIX.match(prefix.name)
+    return int(match.group(1)) if match else -1
+
+
+def _readable(prefix: Path) -> bool:
+    """True when the checkpoint's index and every tensor in it can be read."""
+    if not Path(f"{prefix}.index").is_file():
+        return False
+    try:
+        reader = tf.train.load_checkpoint(str(prefix))
+        for key in reader.get_variable_to_shape_map():
+            reader.get_tensor(key)
+    except (tf.errors.OpError, IndexError, ValueError, OSError):
+        return False
+    return True
+
+
+class TrainingCheckpoint:
+    """Save and restore a training loop's whole state in ``directory``, named by global step.
+
+    ``step`` is ``optimizer.iterations``; ``save()`` writes ``ckpt-<step>``; at most
+    ``max_to_keep`` checkpoints are kept (``None`` keeps all). Extra keyword arguments are
+    trackable objects saved alongside (for example ``rng=tf.random.Generator.from_seed(1)``).
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        model: keras.Model,
+        optimizer: keras.optimizers.Optimizer,
+        max_to_keep: int | None = 3,
+        **extra: object,
+    ) -> None:
+        if max_to_keep is not None and (isinstance(max_to_keep, bool) or not isinstance(max_to_keep, int) or max_to_keep < 1):
+            raise ValueError(f"max_to_keep must be None or a positive int, got {max_to_keep!r}")
+        reserved = {"model", "optimizer", "seed_states"} & set(extra)
+        if reserved:
+            raise ValueError(f"extra objects may not be called {sorted(reserved)}")
+        self.directory = Path(directory)
+        self.model = model
+        self.optimizer = optimizer
+        self.max_to_keep = max_to_keep
+        self.seed_states = seed_generator_states(model)
+        self.checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, seed_states=self.seed_states, **extra)
+
+    # -- saving ---------------------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        """The global step: ``optimizer.iterations``."""
+        return int(self.optimizer.iterations.numpy())
+
+    def _ensure_built(self) -> None:
+        if not self.optimizer.built:
+            self.optimizer.build(self.model.trainable_variables)
+
+    def save(self) -> Path:
+        """Write ``ckpt-<step>``, then make it the latest; return its prefix path."""
+        self._ensure_built()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        prefix = self.directory / f"ckpt-{self.step}"
+        written = Path(self.checkpoint.write(str(prefix)))
+        self._publish(written)
+        self._prune()
+        return written
+
+    def _published(self) -> list[Path]:
+        state = tf.train.get_checkpoint_state(str(self.directory))
+        if state is None:
+            return []
+        return [self.directory / Path(path).name for path in state.all_model_checkpoint_paths]
+
+    def _publish(self, prefix: Path) -> None:
+        kept = [path for path in self._published() if path != prefix and Path(f"{path}.index").is_file()] + [prefix]
+        if self.max_to_keep is not None:
+            kept = kept[-self.max_to_keep :]
+        # Relative names keep the folder movable; TensorFlow writes the state file atomically.
+        tf.compat.v1.train.update_checkpoint_state(
+            str(self.directory), prefix.name, all_model_checkpoint_paths=[path.name for path in kept]
+        )
+
+    def _prune(self) -> None:
+        """Delete checkpoint files that the state file no longer lists (old or torn saves)."""
+        kept = {path.name for path in self._published()}
+        for entry in self.directory.iterdir():
+            name = entry.name.split(".")[0].removesuffix("_temp")
+            if _PREFIX.match(name) and name not in kept:
+                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+    # -- restoring ------------------------------------------------------------------------
+    def checkpoints(self) -> list[Path]:
+        """Complete-looking checkpoints in the folder (an ``.index`` file exists), oldest first."""
+        if not self.directory.is_dir():
+            return []
+        prefixes = {self.directory / entry.name.removesuffix(".index") for entry in self.directory.glob("ckpt-*.index")}
+        return sorted((prefix for prefix in prefixes if _step_of(prefix) >= 0), key=_step_of)
+
+    def _candidates(self) -> tuple[list[Path], str]:
+        published = self._published()
+        note = ""
+        state_file = self.directory / "checkpoint"
+        if state_file.is_file() and not published:
+            note = "the state file 'checkpoint' is unreadable; "
+        ordered: list[Path] = []
+        for prefix in published[::-1] + self.checkpoints()[::-1]:
+            if prefix not in ordered:
+                ordered.append(prefix)
+        return ordered, note
+
+    def restore(self, path: str | Path | None = None) -> RestoreInfo:
+        """Restore ``path``, or the newest checkpoint that reads completely; check the structure.
+
+        No checkpoint at all: nothing changes and ``RestoreInfo.restored`` is False (step 0 for a
+        new run). A checkpoint that does not fit the model and optimizer raises
+        :class:`CheckpointMismatchError`, naming what differs.
+        """
+        self._ensure_built()
+        skipped: list[str] = []
+        note = ""
+        if path is not None:
+            chosen: Path | None = Path(path)
+            if not _readable(chosen):
+                raise CheckpointError(f"{display_path(chosen)} is missing or damaged")
+        else:
+            candidates, note = self._candidates()
+            chosen = None
+            for candidate in candidates:
+                if _readable(candidate):
+                    chosen = candidate
+                    break
+                skipped.append(candidate.name)
+            if chosen is None:
+                where = display_path(self.directory)
+                detail = f" ({note}damaged: {', '.join(skipped)})" if skipped or note else ""
+                return RestoreInfo(self.step, None, f"no checkpoint in {where}{detail}: starting at step {self.step}", tuple(skipped))
+        try:
+            status = self.checkpoint.read(str(chosen))
+            status.assert_consumed()
+        except (ValueError, AssertionError) as error:
+            first_line = (str(error).strip().splitlines() or [""])[0][:300]
+            raise CheckpointMismatchError(
+                f"{display_path(chosen)} does not match the model/optimizer being restored: {first_line}"
+            ) from error
+        message = f"restored {chosen.name} from {display_path(chosen.parent)} at step {self.step}"
+        if skipped or note:
+            message += f" ({note}skipped damaged: {', '.join(skipped) or 'none'})"
+        return RestoreInfo(self.step, str(chosen), message, tuple(skipped))
+
+
+def describe(prefix: str | Path) -> dict[str, tuple[int, ...]]:
+    """``{variable key: shape}`` of a checkpoint, without the object-graph entry."""
+    return {name: tuple(shape) for name, shape in tf.train.list_variables(str(prefix)) if name != "_CHECKPOINTABLE_OBJECT_GRAPH"}
+
+
+def all_variables_equal(first: Iterable[tf.Variable], second: Iterable[tf.Variable]) -> bool:
+    """True when both sequences hold variables with bit-identical values, pairwise."""
+    first, second = list(first), list(second)
+    return len(first) == len(second) and all(
+        a.shape == b.shape and a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes() for a, b in zip(first, second)
+    )

@@ -1,0 +1,233 @@
+"""helpers.checkpoints.TrainingCheckpoint: exact resume, mismatches, damage, crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import helpers
+from helpers.checkpoints import (
+    CheckpointError,
+    CheckpointMismatchError,
+    TrainingCheckpoint,
+    all_variables_equal,
+    describe,
+    seed_generator_states,
+)
+
+STEPS = 6
+
+
+def make_model(hidden: int = 16, dropout: bool = True) -> keras.Model:
+    layers = [keras.Input((4,)), keras.layers.Dense(hidden, activation="relu")]
+    if dropout:
+        layers.append(keras.layers.Dropout(0.5))
+    return keras.Sequential([*layers, keras.layers.Dense(3)])
+
+
+def batches(count: int = STEPS) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    return [(rng.normal(size=(8, 4)).astype(np.float32), rng.integers(0, 3, 8).astype(np.int32)) for _ in range(count)]
+
+
+def train(model: keras.Model, optimizer: keras.optimizers.Optimizer, data: list) -> None:
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    for images, labels in data:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+
+
+def fresh(seed: int = 0, **model_args: object) -> tuple[keras.Model, keras.optimizers.Optimizer]:
+    helpers.set_seed(seed)
+    return make_model(**model_args), keras.optimizers.Adam(1e-2)
+
+
+def test_seed_generator_states_are_found() -> None:
+    assert len(seed_generator_states(make_model())) == 1
+    assert seed_generator_states(make_model(dropout=False)) == []
+
+
+def test_resume_is_bit_identical_with_dropout(tmp_path: Path) -> None:
+    data = batches()
+    straight_model, straight_optimizer = fresh()
+    train(straight_model, straight_optimizer, data)
+
+    model, optimizer = fresh()
+    train(model, optimizer, data[: STEPS // 2])
+    saved = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer).save()
+    assert saved.name == f"ckpt-{STEPS // 2}"
+
+    resumed_model, resumed_optimizer = fresh(seed=99)  # different initial weights and seeds
+    info = TrainingCheckpoint(tmp_path, model=resumed_model, optimizer=resumed_optimizer).restore()
+    assert info.restored and info.step == STEPS // 2 and "ckpt-3" in info.message
+    train(resumed_model, resumed_optimizer, data[STEPS // 2 :])
+    assert all_variables_equal(resumed_model.weights, straight_model.weights)
+    assert all_variables_equal(resumed_optimizer.variables, straight_optimizer.variables)
+
+
+def test_a_plain_checkpoint_of_the_model_does_not_resume_dropout_exactly(tmp_path: Path) -> None:
+    """Why TrainingCheckpoint saves seed-generator states: without them the runs diverge."""
+    data = batches()
+    straight_model, straight_optimizer = fresh()
+    train(straight_model, straight_optimizer, data)
+    model, optimizer = fresh()
+    train(model, optimizer, data[: STEPS // 2])
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "plain"))
+    resumed_model, resumed_optimizer = fresh(seed=99)
+    tf.train.Checkpoint(model=resumed_model, optimizer=resumed_optimizer).read(path)
+    train(resumed_model, resumed_optimizer, data[STEPS // 2 :])
+    assert not all_variables_equal(resumed_model.weights, straight_model.weights)
+
+
+def test_extra_trackables_are_saved(tmp_path: Path) -> None:
+    model, optimizer = fresh()
+    generator = tf.random.Generator.from_seed(1)
+    generator.normal([3])
+    TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer, rng=generator).save()
+    expected = generator.normal([3]).numpy()
+    other = tf.random.Generator.from_seed(2)
+    model, optimizer = fresh()
+    TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer, rng=other).restore()
+    np.testing.assert_array_equal(other.normal([3]).numpy(), expected)
+
+
+def test_files_are_named_by_step_and_old_ones_pruned(tmp_path: Path) -> None:
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer, max_to_keep=2)
+    for _ in range(4):
+        train(model, optimizer, batches(2))
+        manager.save()
+    assert [path.name for path in manager.checkpoints()] == ["ckpt-6", "ckpt-8"]
+    assert (tmp_path / "checkpoint").read_text().startswith('model_checkpoint_path: "ckpt-8"')
+    shapes = describe(tmp_path / "ckpt-8")
+    assert "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE" in shapes and (4, 16) in shapes.values()
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5])
+def test_bad_max_to_keep(tmp_path: Path, bad: object) -> None:
+    model, optimizer = fresh()
+    with pytest.raises(ValueError, match="max_to_keep"):
+        TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer, max_to_keep=bad)  # type: ignore[arg-type]
+
+
+def test_missing_or_empty_folder_starts_from_scratch(tmp_path: Path) -> None:
+    model, optimizer = fresh()
+    for folder in (tmp_path / "absent", tmp_path):
+        info = TrainingCheckpoint(folder, model=model, optimizer=optimizer).restore()
+        assert not info.restored and info.step == 0 and info.message.startswith("no checkpoint in")
+
+
+@pytest.mark.parametrize(
+    ("model_args", "match"),
+    [({"hidden": 8}, "incompatible tensor with shape"), ({"dropout": False}, "does not match")],
+)
+def test_structure_mismatch_is_refused(tmp_path: Path, model_args: dict, match: str) -> None:
+    model, optimizer = fresh()
+    train(model, optimizer, batches(1))
+    TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer).save()
+    other_model, other_optimizer = fresh(**model_args)
+    with pytest.raises(CheckpointMismatchError, match=match):
+        TrainingCheckpoint(tmp_path, model=other_model, optimizer=other_optimizer).restore()
+
+
+def _two_saves(tmp_path: Path) -> TrainingCheckpoint:
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer)
+    train(model, optimizer, batches(2))
+    manager.save()
+    train(model, optimizer, batches(2))
+    manager.save()
+    return manager
+
+
+def test_corrupted_state_file_falls_back_to_the_newest_good_checkpoint(tmp_path: Path) -> None:
+    _two_saves(tmp_path)
+    (tmp_path / "checkpoint").write_text("garbage {{{")
+    model, optimizer = fresh()
+    info = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer).restore()
+    assert info.step == 4 and "unreadable" in info.message
+
+
+def test_damaged_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
+    _two_saves(tmp_path)
+    data_file = next(tmp_path.glob("ckpt-4.data-*"))
+    data_file.write_bytes(data_file.read_bytes()[:100])
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer)
+    info = manager.restore()
+    assert info.step == 2 and info.skipped == ("ckpt-4",) and "skipped damaged: ckpt-4" in info.message
+    with pytest.raises(CheckpointError, match="missing or damaged"):
+        manager.restore(tmp_path / "ckpt-4")
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    sys.path.insert(0, {tests!r})
+    import helpers
+    helpers.quiet_tensorflow_logs()
+    from test_checkpoints import batches, fresh, train
+    from helpers.checkpoints import TrainingCheckpoint
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint({folder!r}, model=model, optimizer=optimizer, max_to_keep=None)
+    mode = {mode!r}
+    if mode == "die-before-publish":
+        train(model, optimizer, batches(2)); manager.save()
+        train(model, optimizer, batches(2))
+        manager._publish = lambda prefix: os._exit(17)  # the crash: files written, not yet published
+        manager.save()
+    else:  # save as fast as possible until killed
+        print("ready", flush=True)
+        while True:
+            train(model, optimizer, batches(1)); manager.save()
+    """
+)
+
+
+def _script(tmp_path: Path, mode: str) -> list[str]:
+    code = SCRIPT.format(tests=str(Path(__file__).parent), folder=str(tmp_path / "ckpt"), mode=mode)
+    return [sys.executable, "-c", code]
+
+
+def test_a_crash_between_writing_and_publishing_keeps_the_previous_latest(tmp_path: Path) -> None:
+    result = subprocess.run(_script(tmp_path, "die-before-publish"), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 17, result.stderr[-2000:]
+    folder = tmp_path / "ckpt"
+    assert (folder / "ckpt-4.index").is_file()  # the torn save's files exist ...
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(folder, model=model, optimizer=optimizer)
+    info = manager.restore()
+    assert info.step == 2  # ... but the latest is still the previous, complete checkpoint
+    train(model, optimizer, batches(1))
+    manager.save()  # the next save cleans up what the crash left behind
+    assert [path.name for path in manager.checkpoints()] == ["ckpt-2", "ckpt-3"]
+
+
+def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path) -> None:
+    process = subprocess.Popen(_script(tmp_path, "save-until-killed"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        folder = tmp_path / "ckpt"
+        deadline = time.monotonic() + 120
+        while len(list(folder.glob("ckpt-*.index"))) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)  # wherever it is: often in the middle of a save
+    finally:
+        process.kill()
+        process.wait()
+    model, optimizer = fresh()
+    info = TrainingCheckpoint(folder, model=model, optimizer=optimizer).restore()
+    assert info.restored and info.step >= 5
+    assert info.step == int(optimizer.iterations)
