@@ -59,13 +59,18 @@ def test_seed_generator_states_are_found() -> None:
     assert seed_generator_states(make_model(dropout=False)) == []
 
 
-def test_resume_is_bit_identical_with_dropout(tmp_path: Path) -> None:
-    data = batches()
+def straight_and_half(data: list) -> tuple[keras.Model, keras.optimizers.Optimizer, keras.Model, keras.optimizers.Optimizer]:
+    """One model trained on all of ``data``, and one from the same seed trained on its first half."""
     straight_model, straight_optimizer = fresh()
     train(straight_model, straight_optimizer, data)
-
     model, optimizer = fresh()
-    train(model, optimizer, data[: STEPS // 2])
+    train(model, optimizer, data[: len(data) // 2])
+    return straight_model, straight_optimizer, model, optimizer
+
+
+def test_resume_is_bit_identical_with_dropout(tmp_path: Path) -> None:
+    data = batches()
+    straight_model, straight_optimizer, model, optimizer = straight_and_half(data)
     saved = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer).save()
     assert saved.name == f"ckpt-{STEPS // 2}"
 
@@ -80,10 +85,7 @@ def test_resume_is_bit_identical_with_dropout(tmp_path: Path) -> None:
 def test_a_plain_checkpoint_of_the_model_does_not_resume_dropout_exactly(tmp_path: Path) -> None:
     """Why TrainingCheckpoint saves seed-generator states: without them the runs diverge."""
     data = batches()
-    straight_model, straight_optimizer = fresh()
-    train(straight_model, straight_optimizer, data)
-    model, optimizer = fresh()
-    train(model, optimizer, data[: STEPS // 2])
+    straight_model, straight_optimizer, model, optimizer = straight_and_half(data)
     path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "plain"))
     resumed_model, resumed_optimizer = fresh(seed=99)
     tf.train.Checkpoint(model=resumed_model, optimizer=resumed_optimizer).read(path)
