@@ -1,0 +1,235 @@
+"""Run a real TensorBoard server on loopback, ask it for data, and read non-scalar summaries.
+
+The workbook checks what TensorBoard shows, not only what is in the event files. Starting
+``tensorboard --logdir DIR`` by hand leaves a process behind and a port taken; :func:`serve`
+starts it as a subprocess on ``127.0.0.1`` and a free port, waits until it answers, yields its
+base URL and always stops it, also when the block raises. :func:`wait_for_runs` waits until
+the server has found the runs, and :func:`fetch_scalars` asks the scalars plugin for one run
+and tag. Only ``127.0.0.1`` is ever contacted.
+
+:func:`read_summaries` reads every tensor summary (scalars, histograms, images, text) of a
+run folder with TensorBoard's ``EventAccumulator``, keeping every point;
+:func:`helpers.logs.read_scalars` remains the reader for plain scalars.
+
+TensorFlow is not imported; ``tensorboard`` is, inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HOST = "127.0.0.1"
+#: How many characters of the server's stderr an error message quotes.
+STDERR_TAIL_CHARS = 2000
+
+
+class TensorBoardError(RuntimeError):
+    """The TensorBoard server did not start, died, or answered a request with an error."""
+
+
+def tensorboard_executable() -> Path:
+    """The ``tensorboard`` script installed next to this Python interpreter."""
+    path = Path(sys.executable).parent / ("tensorboard.exe" if os.name == "nt" else "tensorboard")
+    if not path.is_file():
+        raise TensorBoardError(f"no tensorboard executable next to the Python interpreter ({path.name} in {path.parent.name}/)")
+    return path
+
+
+def free_port(host: str = HOST) -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it when binding port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def _check_loopback(url: str) -> None:
+    host = urllib.parse.urlsplit(url).hostname
+    if host != HOST:
+        raise ValueError(f"only {HOST} is contacted, got host {host!r} in {url!r}")
+
+
+def _get(url: str, timeout: float) -> bytes:
+    _check_loopback(url)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never go through a proxy
+    with opener.open(url, timeout=timeout) as response:
+        return response.read()
+
+
+def _tail(path: Path) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    return text[-STDERR_TAIL_CHARS:].strip() or "(empty)"
+
+
+def _stop(process: subprocess.Popen, grace: float = 10.0) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=grace)
+
+
+@contextmanager
+def serve(
+    logdir: str | os.PathLike[str],
+    *,
+    port: int | None = None,
+    timeout: float = 60.0,
+    extra_args: Sequence[str] = (),
+) -> Iterator[str]:
+    """Run ``tensorboard --logdir LOGDIR --host 127.0.0.1 --port PORT``; yield ``http://127.0.0.1:PORT``.
+
+    - ``logdir`` must be an existing folder, else ``FileNotFoundError`` (nothing is started).
+    - ``port`` defaults to a free one (:func:`free_port`).
+    - The server is polled until it answers ``/data/runs``; if it exits first, or does not answer
+      within ``timeout`` seconds, :class:`TensorBoardError` quotes the tail of its stderr.
+    - On leaving the block, normally or by an exception, the process is terminated (killed if it
+      does not stop within 10 s) and waited for.
+    """
+    logdir = Path(logdir)
+    if not logdir.is_dir():
+        raise FileNotFoundError(f"TensorBoard log folder {logdir.name!r} does not exist")
+    port = free_port() if port is None else int(port)
+    base_url = f"http://{HOST}:{port}"
+    command = [str(tensorboard_executable()), "--logdir", str(logdir), "--host", HOST, "--port", str(port), *extra_args]
+    with tempfile.TemporaryDirectory(prefix="tensorboard-") as scratch:
+        stderr_path = Path(scratch) / "stderr.txt"
+        with open(stderr_path, "wb") as stderr, open(os.devnull, "wb") as devnull:
+            process = subprocess.Popen(command, stdout=devnull, stderr=stderr, stdin=subprocess.DEVNULL)
+            try:
+                deadline = time.monotonic() + timeout
+                while True:
+                    if process.poll() is not None:
+                        raise TensorBoardError(
+                            f"tensorboard exited with code {process.returncode} before answering; its stderr ends with:\n{_tail(stderr_path)}"
+                        )
+                    try:
+                        _get(f"{base_url}/data/runs", timeout=2.0)
+                        break
+                    except (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout):
+                        pass
+                    if time.monotonic() > deadline:
+                        raise TensorBoardError(
+                            f"tensorboard did not answer on {base_url} within {timeout:g} s; its stderr ends with:\n{_tail(stderr_path)}"
+                        )
+                    time.sleep(0.25)
+                yield base_url
+            finally:
+                _stop(process)
+
+
+def fetch_json(base_url: str, path: str, params: dict[str, str] | None = None, *, timeout: float = 10.0) -> object:
+    """GET ``base_url + path`` (with query ``params``) from a loopback server and decode its JSON."""
+    url = f"{base_url.rstrip('/')}{path}"
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    try:
+        return json.loads(_get(url, timeout=timeout))
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", errors="replace")[:500]
+        raise TensorBoardError(f"GET {path} answered {exc.code}: {body}") from exc
+    except (urllib.error.URLError, ConnectionError) as exc:
+        raise TensorBoardError(f"no TensorBoard answering at {base_url} ({exc})") from exc
+
+
+def wait_for_runs(base_url: str, runs: Sequence[str], *, timeout: float = 30.0) -> list[str]:
+    """Poll ``/data/runs`` until every name in ``runs`` is listed; return the sorted full list.
+
+    The server discovers runs in the background after it starts answering, so a first
+    ``/data/runs`` can be incomplete. Still missing after ``timeout`` seconds:
+    :class:`TensorBoardError` naming them.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = fetch_json(base_url, "/data/runs")
+        if not isinstance(listed, list):
+            raise TensorBoardError(f"unexpected answer from /data/runs: {str(listed)[:200]}")
+        missing = sorted(set(runs) - set(listed))
+        if not missing:
+            return sorted(listed)
+        if time.monotonic() > deadline:
+            raise TensorBoardError(f"runs {missing} not listed by the server after {timeout:g} s (it lists {sorted(listed)})")
+        time.sleep(0.25)
+
+
+def fetch_scalars(
+    base_url: str, run: str, tag: str, *, min_points: int = 0, wait: float = 10.0, timeout: float = 10.0
+) -> list[tuple[float, int, float]]:
+    """The scalars plugin's points for one run and tag: ``[(wall_time, step, value), ...]``.
+
+    ``run`` is the run folder relative to the server's logdir (``"."`` for the logdir itself).
+    The server reads event files in the background, so an answer "no such run or tag", or
+    fewer than ``min_points`` points, is retried for up to ``wait`` seconds; after that
+    :class:`TensorBoardError` is raised. A server that is not there raises it at once.
+    ``timeout`` bounds each request.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            rows = fetch_json(base_url, "/data/plugin/scalars/scalars", {"run": run, "tag": tag}, timeout=timeout)
+        except TensorBoardError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.25)
+            continue
+        if not isinstance(rows, list):
+            raise TensorBoardError(f"unexpected answer for run {run!r}, tag {tag!r}: {str(rows)[:200]}")
+        if len(rows) >= min_points:
+            return [(float(wall_time), int(step), float(value)) for wall_time, step, value in rows]
+        if time.monotonic() > deadline:
+            raise TensorBoardError(f"run {run!r}, tag {tag!r}: {len(rows)} points after {wait:g} s, expected at least {min_points}")
+        time.sleep(0.25)
+
+
+@dataclass(frozen=True)
+class TensorSeries:
+    """One summary tag of any kind: its plugin, steps, and the stored tensor at each step."""
+
+    plugin: str
+    steps: np.ndarray
+    values: list[np.ndarray]
+
+
+def read_summaries(logdir: str | os.PathLike[str]) -> dict[str, TensorSeries]:
+    """Every tensor summary in one run folder, ``{tag: TensorSeries}``, every point kept.
+
+    ``plugin`` says what wrote the tag: ``"scalars"``, ``"histograms"``, ``"images"``, ``"text"``.
+    Histograms are ``(buckets, 3)`` arrays of ``[left, right, count]``; images are string tensors
+    ``[width, height, png, png, ...]``; text is a string tensor. A folder with no event file raises
+    ``FileNotFoundError``.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
+    from tensorboard.util import tensor_util
+
+    logdir = Path(logdir)
+    if not logdir.is_dir() or not any(logdir.glob("events.out.tfevents.*")):
+        raise FileNotFoundError(f"no event file in {logdir.name!r}; was anything written and the writer flushed?")
+    accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0})
+    accumulator.Reload()
+    summaries: dict[str, TensorSeries] = {}
+    for tag in accumulator.Tags()[TENSORS]:
+        events = accumulator.Tensors(tag)
+        metadata = accumulator.SummaryMetadata(tag)
+        summaries[tag] = TensorSeries(
+            plugin=metadata.plugin_data.plugin_name,
+            steps=np.array([event.step for event in events], dtype=np.int64),
+            values=[tensor_util.make_ndarray(event.tensor_proto) for event in events],
+        )
+    return summaries
