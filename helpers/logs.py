@@ -3,6 +3,9 @@
 TF2's ``tf.summary.scalar`` stores scalars as tensors, so ``EventAccumulator.Scalars`` does
 not see them; they are read here with ``.Tensors`` and ``tf.make_ndarray``. The default size
 guidance keeps only a sample of points per tag; this module asks for all of them.
+
+:func:`read_scalars` returns numeric scalar tags as arrays; :func:`read_summaries` returns every
+tensor summary (scalars, histograms, images, text) with the name of the plugin that wrote it.
 """
 
 from __future__ import annotations
@@ -23,20 +26,28 @@ class Series:
     wall_times: np.ndarray
 
 
-def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
-    """All scalar summaries in one run folder, ``{tag: Series}``, every point kept.
-
-    ``logdir`` is the folder a ``tf.summary.create_file_writer`` wrote to (its event files
-    directly inside). A folder with no event file raises ``FileNotFoundError``.
-    """
+def _accumulator(logdir: str | os.PathLike[str]):
+    """A loaded ``EventAccumulator`` for one run folder that keeps every tensor point."""
     from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
-    from tensorboard.util import tensor_util
 
     logdir = Path(logdir)
     if not logdir.is_dir() or not any(logdir.glob("events.out.tfevents.*")):
         raise FileNotFoundError(f"no event file in {logdir.name!r}; was anything written and the writer flushed?")
     accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0})
     accumulator.Reload()
+    return accumulator
+
+
+def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
+    """All scalar summaries in one run folder, ``{tag: Series}``, every point kept.
+
+    ``logdir`` is the folder a ``tf.summary.create_file_writer`` wrote to (its event files
+    directly inside). A folder with no event file raises ``FileNotFoundError``.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import TENSORS
+    from tensorboard.util import tensor_util
+
+    accumulator = _accumulator(logdir)
     series: dict[str, Series] = {}
     for tag in accumulator.Tags()[TENSORS]:
         events = accumulator.Tensors(tag)
@@ -49,3 +60,36 @@ def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
             wall_times=np.array([event.wall_time for event in events], dtype=np.float64),
         )
     return series
+
+
+@dataclass(frozen=True)
+class TensorSeries:
+    """One summary tag of any kind: its plugin, steps, and the stored tensor at each step."""
+
+    plugin: str
+    steps: np.ndarray
+    values: list[np.ndarray]
+
+
+def read_summaries(logdir: str | os.PathLike[str]) -> dict[str, TensorSeries]:
+    """Every tensor summary in one run folder, ``{tag: TensorSeries}``, every point kept.
+
+    ``plugin`` says what wrote the tag: ``"scalars"``, ``"histograms"``, ``"images"``, ``"text"``.
+    Histograms are ``(buckets, 3)`` arrays of ``[left, right, count]``; images are string tensors
+    ``[width, height, png, png, ...]``; text is a string tensor. A folder with no event file raises
+    ``FileNotFoundError``.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import TENSORS
+    from tensorboard.util import tensor_util
+
+    accumulator = _accumulator(logdir)
+    summaries: dict[str, TensorSeries] = {}
+    for tag in accumulator.Tags()[TENSORS]:
+        events = accumulator.Tensors(tag)
+        metadata = accumulator.SummaryMetadata(tag)
+        summaries[tag] = TensorSeries(
+            plugin=metadata.plugin_data.plugin_name,
+            steps=np.array([event.step for event in events], dtype=np.int64),
+            values=[tensor_util.make_ndarray(event.tensor_proto) for event in events],
+        )
+    return summaries

@@ -7,9 +7,9 @@ base URL and always stops it, also when the block raises. :func:`wait_for_runs` 
 the server has found the runs, and :func:`fetch_scalars` asks the scalars plugin for one run
 and tag. Only ``127.0.0.1`` is ever contacted.
 
-:func:`read_summaries` reads every tensor summary (scalars, histograms, images, text) of a
-run folder with TensorBoard's ``EventAccumulator``, keeping every point;
-:func:`helpers.logs.read_scalars` remains the reader for plain scalars.
+:func:`read_summaries` (defined in :mod:`helpers.logs`, next to ``read_scalars``, and
+re-exported here) reads every tensor summary (scalars, histograms, images, text) of a run
+folder with TensorBoard's ``EventAccumulator``, keeping every point.
 
 TensorFlow is not imported; ``tensorboard`` is, inside the functions that need it.
 """
@@ -28,10 +28,9 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from helpers.logs import TensorSeries, read_summaries  # noqa: F401 - re-exported
 
 HOST = "127.0.0.1"
 #: How many characters of the server's stderr an error message quotes.
@@ -196,40 +195,3 @@ def fetch_scalars(
         if time.monotonic() > deadline:
             raise TensorBoardError(f"run {run!r}, tag {tag!r}: {len(rows)} points after {wait:g} s, expected at least {min_points}")
         time.sleep(0.25)
-
-
-@dataclass(frozen=True)
-class TensorSeries:
-    """One summary tag of any kind: its plugin, steps, and the stored tensor at each step."""
-
-    plugin: str
-    steps: np.ndarray
-    values: list[np.ndarray]
-
-
-def read_summaries(logdir: str | os.PathLike[str]) -> dict[str, TensorSeries]:
-    """Every tensor summary in one run folder, ``{tag: TensorSeries}``, every point kept.
-
-    ``plugin`` says what wrote the tag: ``"scalars"``, ``"histograms"``, ``"images"``, ``"text"``.
-    Histograms are ``(buckets, 3)`` arrays of ``[left, right, count]``; images are string tensors
-    ``[width, height, png, png, ...]``; text is a string tensor. A folder with no event file raises
-    ``FileNotFoundError``.
-    """
-    from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
-    from tensorboard.util import tensor_util
-
-    logdir = Path(logdir)
-    if not logdir.is_dir() or not any(logdir.glob("events.out.tfevents.*")):
-        raise FileNotFoundError(f"no event file in {logdir.name!r}; was anything written and the writer flushed?")
-    accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0})
-    accumulator.Reload()
-    summaries: dict[str, TensorSeries] = {}
-    for tag in accumulator.Tags()[TENSORS]:
-        events = accumulator.Tensors(tag)
-        metadata = accumulator.SummaryMetadata(tag)
-        summaries[tag] = TensorSeries(
-            plugin=metadata.plugin_data.plugin_name,
-            steps=np.array([event.step for event in events], dtype=np.int64),
-            values=[tensor_util.make_ndarray(event.tensor_proto) for event in events],
-        )
-    return summaries
