@@ -83,16 +83,30 @@ def _step_of(prefix: Path) -> int:
 
 
 def _readable(prefix: Path) -> bool:
-    """True when the checkpoint's index and every tensor in it can be read."""
+    """True when the checkpoint's index and every tensor in it can be read.
+
+    ``variant`` tensors (the saved state of a ``tf.data`` iterator) cannot be converted to
+    NumPy by the reader; they are skipped here and checked when the checkpoint is restored.
+    """
     if not Path(f"{prefix}.index").is_file():
         return False
     try:
         reader = tf.train.load_checkpoint(str(prefix))
-        for key in reader.get_variable_to_shape_map():
-            reader.get_tensor(key)
+        for key, dtype in reader.get_variable_to_dtype_map().items():
+            if dtype != tf.variant:
+                reader.get_tensor(key)
     except (tf.errors.OpError, IndexError, ValueError, OSError):
         return False
     return True
+
+
+def _mismatch_summary(error: BaseException) -> str:
+    """A one-line account of a failed restore, naming the checkpoint value that did not fit."""
+    text = str(error).strip()
+    unresolved = re.search(r"Unresolved object in checkpoint (\S+?):", text)
+    if unresolved:
+        return f"the checkpoint holds {unresolved.group(1)}, which nothing being restored takes"
+    return (text.splitlines() or [""])[0][:300]
 
 
 class TrainingCheckpoint:
@@ -191,8 +205,9 @@ class TrainingCheckpoint:
         """Restore ``path``, or the newest checkpoint that reads completely; check the structure.
 
         No checkpoint at all: nothing changes and ``RestoreInfo.restored`` is False (step 0 for a
-        new run). A checkpoint that does not fit the model and optimizer raises
-        :class:`CheckpointMismatchError`, naming what differs.
+        new run). Checkpoints that all fail to read raise :class:`CheckpointError` (starting
+        afresh would let the next save delete them). A checkpoint that does not fit the model
+        and optimizer raises :class:`CheckpointMismatchError`, naming what differs.
         """
         self._ensure_built()
         skipped: list[str] = []
@@ -209,17 +224,22 @@ class TrainingCheckpoint:
                     chosen = candidate
                     break
                 skipped.append(candidate.name)
+            if chosen is None and skipped:
+                # Starting afresh would let the next save prune these files: refuse instead.
+                raise CheckpointError(
+                    f"every checkpoint in {display_path(self.directory)} is damaged ({', '.join(skipped)}); "
+                    "move them aside to start afresh, or restore one explicitly"
+                )
             if chosen is None:
                 where = display_path(self.directory)
-                detail = f" ({note}damaged: {', '.join(skipped)})" if skipped or note else ""
-                return RestoreInfo(self.step, None, f"no checkpoint in {where}{detail}: starting at step {self.step}", tuple(skipped))
+                detail = f" ({note.removesuffix('; ')})" if note else ""
+                return RestoreInfo(self.step, None, f"no checkpoint in {where}{detail}: starting at step {self.step}")
         try:
             status = self.checkpoint.read(str(chosen))
             status.assert_consumed()
         except (ValueError, AssertionError) as error:
-            first_line = (str(error).strip().splitlines() or [""])[0][:300]
             raise CheckpointMismatchError(
-                f"{display_path(chosen)} does not match the model/optimizer being restored: {first_line}"
+                f"{display_path(chosen)} does not match the model/optimizer being restored: {_mismatch_summary(error)}"
             ) from error
         message = f"restored {chosen.name} from {display_path(chosen.parent)} at step {self.step}"
         if skipped or note:
