@@ -64,6 +64,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Exit status of a process stopped by ``crash_at_step`` (``os._exit``: no cleanup, no save).
 CRASH_EXIT_CODE = 3
+#: What a run writes in its folder; ``--fresh`` empties only folders holding nothing else.
+RUN_FOLDER_ENTRIES = frozenset({"checkpoints", "logs", "config.json", "result.json"})
 #: Exit status when the run folder holds a checkpoint of another configuration, or only damaged ones.
 MISMATCH_EXIT_CODE = 4
 #: Config fields that shape the trajectory; a resume must use the same values.
@@ -481,6 +483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.pause_per_step < 0:
         parser.error("argument --pause-per-step: must be >= 0")
     if args.fresh and config.run_dir.exists():
+        foreign = sorted(entry.name for entry in config.run_dir.iterdir() if entry.name not in RUN_FOLDER_ENTRIES)
+        if foreign:  # --run-dir . or a typo must never delete unrelated files
+            parser.error(f"argument --fresh: {display_path(config.run_dir)} holds files no run writes ({', '.join(foreign[:5])}); refusing to empty it")
         shutil.rmtree(config.run_dir)
 
     from helpers.environment import quiet_tensorflow_logs

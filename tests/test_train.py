@@ -201,3 +201,13 @@ def test_sigkill_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninte
     assert resumed.stdout.splitlines()[0].startswith("restored ckpt-")
     assert json.loads((run_dir / "result.json").read_text())["start_step"] >= 20
     assert fingerprint_line(resumed.stdout) == uninterrupted
+
+
+def test_fresh_refuses_a_folder_with_files_no_run_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not from a run")
+    with pytest.raises(SystemExit) as exit_info:
+        training.main(["--run-dir", str(tmp_path), "--steps", "30", "--fresh"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "argument --fresh" in error and "notes.txt" in error and "refusing to empty it" in error
+    assert (tmp_path / "notes.txt").read_text() == "not from a run"
