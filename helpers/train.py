@@ -413,34 +413,6 @@ def read_result(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 # -- command line ----------------------------------------------------------------------------
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive int, got {text}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an int >= 0, got {text}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
-    return value
-
-
-def _dropout_rate(text: str) -> float:
-    value = float(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
-    return value
-
-
 def make_parser() -> argparse.ArgumentParser:
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     parser = argparse.ArgumentParser(
@@ -448,25 +420,29 @@ def make_parser() -> argparse.ArgumentParser:
         description="Train the workbook's MLP on the bundled digits; rerun the same command to resume after a crash.",
     )
     parser.add_argument("--run-dir", type=Path, required=True, help="checkpoints, logs and result.json go here")
-    parser.add_argument("--steps", type=_positive_int, default=defaults["steps"], help="final global step")
-    parser.add_argument("--seed", type=_non_negative_int, default=defaults["seed"])
-    parser.add_argument("--batch-size", type=_positive_int, default=defaults["batch_size"])
-    parser.add_argument("--learning-rate", type=_positive_float, default=defaults["learning_rate"], help="peak learning rate")
-    parser.add_argument("--warmup-steps", type=_non_negative_int, default=defaults["warmup_steps"])
-    parser.add_argument("--clip-norm", type=_positive_float, default=defaults["clip_norm"], help="global-norm clipping threshold")
-    parser.add_argument("--dropout", type=_dropout_rate, default=defaults["dropout"])
-    parser.add_argument("--hidden-units", type=_positive_int, default=defaults["hidden_units"])
-    parser.add_argument("--checkpoint-every", type=_positive_int, default=defaults["checkpoint_every"])
-    parser.add_argument("--log-every", type=_positive_int, default=defaults["log_every"])
-    parser.add_argument("--eval-every", type=_positive_int, default=defaults["eval_every"])
+    parser.add_argument("--steps", type=int, default=defaults["steps"], help="final global step")
+    parser.add_argument("--seed", type=int, default=defaults["seed"])
+    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"])
+    parser.add_argument("--learning-rate", type=float, default=defaults["learning_rate"], help="peak learning rate")
+    parser.add_argument("--warmup-steps", type=int, default=defaults["warmup_steps"])
+    parser.add_argument("--clip-norm", type=float, default=defaults["clip_norm"], help="global-norm clipping threshold")
+    parser.add_argument("--dropout", type=float, default=defaults["dropout"])
+    parser.add_argument("--hidden-units", type=int, default=defaults["hidden_units"])
+    parser.add_argument("--checkpoint-every", type=int, default=defaults["checkpoint_every"])
+    parser.add_argument("--log-every", type=int, default=defaults["log_every"])
+    parser.add_argument("--eval-every", type=int, default=defaults["eval_every"])
     parser.add_argument("--fresh", action="store_true", help="empty the run folder first")
-    parser.add_argument("--crash-at-step", type=_positive_int, default=None, help="exit abruptly after this update (testing)")
+    parser.add_argument("--crash-at-step", type=int, default=None, help="exit abruptly after this update (testing)")
     parser.add_argument("--pause-per-step", type=float, default=0.0, help="seconds to sleep after each update (demos)")
     return parser
 
 
 def config_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> TrainConfig:
-    """The config the options describe; a value :class:`TrainConfig` refuses is an argparse error."""
+    """The config the options describe; a value :class:`TrainConfig` refuses is an argparse error.
+
+    :class:`TrainConfig` is the one place values are checked; its ``ValueError`` starts with the
+    field name, which becomes the option name in the message.
+    """
     values = {field.name: getattr(args, field.name) for field in dataclasses.fields(TrainConfig)}
     try:
         return TrainConfig(**values)
@@ -482,6 +458,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = config_from_args(parser, args)
     if args.pause_per_step < 0:
         parser.error("argument --pause-per-step: must be >= 0")
+    if args.crash_at_step is not None and args.crash_at_step <= 0:
+        parser.error("argument --crash-at-step: must be a positive int")
     if args.fresh and config.run_dir.exists():
         foreign = sorted(entry.name for entry in config.run_dir.iterdir() if entry.name not in RUN_FOLDER_ENTRIES)
         if foreign:  # --run-dir . or a typo must never delete unrelated files
