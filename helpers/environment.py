@@ -7,7 +7,7 @@ C-level stderr, so a notebook stored with those lines would fail strict validati
 
 In TensorFlow 2.21 ``TF_CPP_MIN_LOG_LEVEL`` alone does not remove them: they are written
 by Abseil before its logging is initialised, when no level applies yet (checked in
-``tests/test_environment.py``). So :func:`quiet_tensorflow_logs` sets the level for later
+``tests/test_environment_seeding.py``). So :func:`quiet_tensorflow_logs` sets the level for later
 messages and imports TensorFlow once with file descriptor 2 pointed at ``/dev/null``,
 including the device discovery that triggers the CUDA probe.
 """

@@ -10,19 +10,22 @@ shows progress, prints a table of notebook, status and wall time (also written t
 
 ``refresh`` is for contributors: it executes each notebook from top to bottom into the build
 area and, only if that run succeeds, replaces the stored notebook with the executed copy,
-stripped of run-specific metadata (papermill timings, execution timestamps), so that strict
-nbval validates against one clean run.
+stripped of run-specific metadata (papermill timings, execution timestamps) and with each cell's
+consecutive stream outputs merged into one (a flush between two prints would otherwise show as a
+stray blank line), so that strict nbval validates against one clean run.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import nbformat
 
@@ -76,8 +79,15 @@ def parse_value(text: str) -> object:
         return text
 
 
-def execute(notebook: Path, output: Path, parameters: dict[str, object], *, progress: bool = True) -> Result:
-    """Execute ``notebook`` into ``output`` with papermill, working directory ``notebooks/``."""
+def execute(
+    notebook: Path,
+    output: Path,
+    parameters: dict[str, object],
+    *,
+    progress: bool = True,
+    cwd: Path | None = None,
+) -> Result:
+    """Execute ``notebook`` into ``output`` with papermill, in ``cwd`` (default: the notebook's folder)."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -88,7 +98,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, object], *, prog
             str(notebook),
             str(output),
             parameters=parameters,
-            cwd=str(notebook.parent),
+            cwd=str(cwd if cwd is not None else notebook.parent),
             progress_bar=progress,
             log_output=False,
         )
@@ -114,15 +124,46 @@ def report(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
-def strip_volatile(notebook: dict) -> dict:
-    """Remove run-specific metadata (timings, timestamps) from a notebook's JSON in place."""
+def strip_volatile(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Prepare an executed notebook for storage, in place.
+
+    Removes run-specific metadata (timings, timestamps) and merges each cell's consecutive
+    stream outputs of the same name (nbconvert's ``CoalesceStreamsPreprocessor``; nbval merges
+    streams the same way before comparing, so validation is unaffected).
+    """
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
     for key in VOLATILE_NOTEBOOK_KEYS:
         notebook.get("metadata", {}).pop(key, None)
     for cell in notebook.get("cells", []):
         metadata = cell.get("metadata", {})
         for key in VOLATILE_CELL_KEYS:
             metadata.pop(key, None)
+    CoalesceStreamsPreprocessor().preprocess(notebook, {})
     return notebook
+
+
+_HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
+_HREF = re.compile(r'<a href="([^"]+)"')
+
+
+def _markdown_to_html(text: str) -> str:
+    """Render Markdown as nbconvert does for a notebook's markdown cells (so ids and links match)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return markdown2html_mistune(text)
+
+
+def heading_anchors(notebook: Path) -> set[str]:
+    """The anchors of a notebook's headings (``#Heading-text``), as JupyterLab and nbconvert's HTML make them."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    html = "\n".join(_markdown_to_html(cell.source) for cell in cells if cell.cell_type == "markdown")
+    return {unquote(anchor) for anchor in _HEADING_ID.findall(html)}
+
+
+def link_targets(markdown: str) -> list[str]:
+    """Every link target of a Markdown text, in order (as rendered, so code spans hold no links)."""
+    return [unquote(target) for target in _HREF.findall(_markdown_to_html(markdown))]
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -94,3 +94,35 @@ def test_report_totals() -> None:
     table = workbook.report(results)
     assert "| 00_a | ok | 1.2 s |" in table and "FAILED: cell [4]" in table
     assert table.splitlines()[-1] == "| **2 notebooks** | 1 failed | 3.2 s |"
+
+
+def test_stored_notebooks_merge_split_streams_and_lose_run_metadata() -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["papermill"] = {"duration": 1.0}
+    cell = nbformat.v4.new_code_cell("...")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00"}
+    figure = nbformat.v4.new_output("display_data", data={"text/plain": "<Figure>"})
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="a\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="b\n"),  # a flush between two prints
+        figure,
+        nbformat.v4.new_output("stream", name="stdout", text="c\n"),
+    ]
+    notebook.cells = [cell]
+    stored = workbook.strip_volatile(notebook)
+    assert [output.get("text") for output in stored.cells[0].outputs] == ["a\nb\n", None, "c\n"]
+    assert "papermill" not in stored.metadata and "execution" not in stored.cells[0].metadata
+
+
+def test_heading_anchors_and_link_targets_follow_nbconvert(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# 01 · Title\n\ntext with a `# not a heading` span"),
+        nbformat.v4.new_markdown_cell("## The v1 `tf.train` step (and **Keras**)"),
+        nbformat.v4.new_code_cell("# a comment, not a heading"),
+    ]
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(notebook, path)
+    assert workbook.heading_anchors(path) == {"01-·-Title", "The-v1-tf.train-step-(and-Keras)"}
+    links = "[a](01_x.ipynb#The-v1-tf.train-step-(and-Keras)), `[not](a-link)`, [b](https://example.org)"
+    assert workbook.link_targets(links) == ["01_x.ipynb#The-v1-tf.train-step-(and-Keras)", "https://example.org"]
