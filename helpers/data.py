@@ -175,9 +175,11 @@ def make_datasets(
 ) -> tuple["tf.data.Dataset", "tf.data.Dataset"]:
     """Deterministic ``(train, validation)`` pipelines of ``(images, labels)`` batches.
 
-    The training set is reshuffled every epoch from ``seed`` (the same seed gives the same
-    batches in the same order, epoch after epoch, run after run); ``shuffle_buffer`` defaults
-    to the whole training set (a full shuffle). The validation set is never shuffled.
+    The training set is reshuffled every epoch from ``seed``: every new iterator over the
+    returned dataset is the next epoch, in a new order. Two pipelines made with the same seed
+    give the same sequence of epochs (so two runs that must see the same batches each make
+    their own pipeline; iterating one dataset again continues its sequence). ``shuffle_buffer``
+    defaults to the whole training set (a full shuffle). The validation set is never shuffled.
     Bad arguments raise ``ValueError`` naming the argument.
     """
     _check_positive_int("batch_size", batch_size)

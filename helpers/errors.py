@@ -12,6 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+#: Terminal colour codes (Keras highlights parts of some messages); a notebook shows plain text.
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
 
 @dataclass
 class CaughtError:
@@ -25,8 +28,8 @@ class CaughtError:
 
     @property
     def message(self) -> str:
-        """The whole message, as ``str(exception)``."""
-        return str(self.value) if self.value is not None else ""
+        """The whole message, as ``str(exception)`` without terminal colour codes."""
+        return _ANSI_ESCAPE.sub("", str(self.value)) if self.value is not None else ""
 
     @property
     def first_line(self) -> str:

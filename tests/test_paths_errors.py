@@ -94,3 +94,10 @@ def test_expect_error_needs_a_type() -> None:
     with pytest.raises(TypeError):
         with expect_error():
             pass
+
+
+def test_expect_error_prints_plain_text_without_colour_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(ValueError, match="Expected shape") as caught:
+        raise ValueError("Input 0 is incompatible: \x1b[1mExpected shape\x1b[0m (None, 28, 28)")
+    assert capsys.readouterr().out == "ValueError: Input 0 is incompatible: Expected shape (None, 28, 28)\n"
+    assert "\x1b" not in caught.message
