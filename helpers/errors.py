@@ -12,8 +12,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-#: Terminal colour codes (Keras highlights parts of some messages); a notebook shows plain text.
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+#: Noise a reader does not need, removed from messages: terminal colour codes (Keras highlights
+#: parts of some messages) and the internal name TensorFlow puts before an error raised inside a
+#: graph function (``{{function_node __wrapped__CheckNumerics_device_/job:localhost/...}}``).
+_NOISE = re.compile(r"\x1b\[[0-9;]*m|\{\{function_node [^}]*\}\}\s*")
+#: ``<module.Class object at 0x7f...>``: the address changes every run; the class name is kept.
+_OBJECT_ADDRESS = re.compile(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
 
 
 @dataclass
@@ -28,8 +32,15 @@ class CaughtError:
 
     @property
     def message(self) -> str:
-        """The whole message, as ``str(exception)`` without terminal colour codes."""
-        return _ANSI_ESCAPE.sub("", str(self.value)) if self.value is not None else ""
+        """The whole message as a reader should see it.
+
+        ``str(exception)`` without terminal colour codes or TensorFlow's internal
+        ``{{function_node ...}}`` prefix, and with object addresses reduced to the class name
+        (``<module.Class>``), so that a stored notebook output is the same in every run.
+        """
+        if self.value is None:
+            return ""
+        return _OBJECT_ADDRESS.sub(r"<\1>", _NOISE.sub("", str(self.value)))
 
     @property
     def first_line(self) -> str:

@@ -101,3 +101,15 @@ def test_expect_error_prints_plain_text_without_colour_codes(capsys: pytest.Capt
         raise ValueError("Input 0 is incompatible: \x1b[1mExpected shape\x1b[0m (None, 28, 28)")
     assert capsys.readouterr().out == "ValueError: Input 0 is incompatible: Expected shape (None, 28, 28)\n"
     assert "\x1b" not in caught.message
+
+
+def test_expect_error_drops_tf_internal_prefixes_and_object_addresses(capsys: pytest.CaptureFixture[str]) -> None:
+    raw = "{{function_node __wrapped__CheckNumerics_device_/job:localhost/replica:0/task:0/device:CPU:0}} x : Tensor had NaN values"
+    with expect_error(RuntimeError, match="Tensor had NaN"):
+        raise RuntimeError(raw)
+    with expect_error(RuntimeError, match="closed"):
+        raise RuntimeError("<tensorflow.python.ops.summary_ops_v2._Writer object at 0x7f3a2c1b9d50> is already closed")
+    assert capsys.readouterr().out.splitlines() == [
+        "RuntimeError: x : Tensor had NaN values",
+        "RuntimeError: <tensorflow.python.ops.summary_ops_v2._Writer> is already closed",
+    ]
