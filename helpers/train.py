@@ -7,13 +7,17 @@ iterator inside the ``tf.function``, the usual shape of a distributed step):
 - the global step is ``optimizer.iterations`` (chapter 01): the loop, the schedule, the logs and
   the checkpoint names all read it;
 - a ``tf.function`` train step with ``tf.GradientTape`` (chapter 02);
-- clipping by global norm through :class:`helpers.clipping.ClippingMonitor` (chapter 03);
+- clipping by global norm through :class:`helpers.clipping.ClippingMonitor` (chapter 03); the
+  default ``clip_norm`` of 0.5 lies inside the range of this model's gradient norms, so a default
+  run clips some of its updates and not others (``result.json`` counts them);
 - a Keras ``CosineDecay`` schedule with linear warmup (chapter 04);
 - :class:`helpers.checkpoints.TrainingCheckpoint` holding the model, the optimizer, the Dropout
   seed-generator states, the monitor **and the data position** (chapter 05), so a resume in the
-  middle of an epoch draws the very batches the uninterrupted run would have drawn;
+  middle of an epoch draws the very batches the uninterrupted run would have drawn; the newest
+  ``keep_checkpoints`` are kept;
 - TensorBoard scalars keyed on the global step, validation in a separate run (chapter 06);
-- a numerics guard: an update whose gradient norm is not finite is skipped (chapters 03, 07).
+- a numerics guard: an update whose gradient norm is not finite is skipped (chapters 03, 07),
+  and the run stops with ``FloatingPointError`` once :data:`MAX_NON_FINITE_STEPS` were skipped.
 
 Use it as a library (:class:`TrainConfig`, :func:`build`, :func:`train`) or as a command::
 
@@ -30,8 +34,9 @@ Why a data position and not the ``tf.data`` iterator itself: an iterator is trac
 is an opaque ``variant`` tensor that the checkpoint reader cannot show or check. The loop instead
 counts the batches drawn in an int64 variable (saved with everything else, readable with
 ``tf.train.list_variables``) and, on resume, rebuilds the seeded, deterministic pipeline and skips
-that many batches: the same batches follow, in the same order, and the skip costs a few
-milliseconds on this data.
+that many batches: the same batches follow, in the same order. The iterator's saved state would
+also hold its shuffle buffer (here the whole training set, in every checkpoint); the count is
+one int64. Chapter 08 demonstrates each of these points.
 
 Importing this module does not import TensorFlow; :func:`build` and :func:`train` call
 ``helpers.quiet_tensorflow_logs()`` before they import it.
@@ -45,6 +50,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -70,8 +76,11 @@ RUN_FOLDER_ENTRIES = frozenset({"checkpoints", "logs", "config.json", "result.js
 MISMATCH_EXIT_CODE = 4
 #: Config fields that shape the trajectory; a resume must use the same values.
 TRAJECTORY_FIELDS = ("steps", "seed", "batch_size", "learning_rate", "warmup_steps", "clip_norm", "dropout", "hidden_units")
-#: A run stops with an error after this many skipped (non-finite) updates.
+#: A run stops with ``FloatingPointError`` once this many updates were skipped (non-finite gradient
+#: norm), counted over the whole run (the monitor's counter is saved in checkpoints).
 MAX_NON_FINITE_STEPS = 10
+#: Exit status of the command when a run stopped for that reason (a message, no traceback).
+NON_FINITE_EXIT_CODE = 5
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,9 @@ class TrainConfig:
     ``steps`` is the number of optimizer updates (the final global step); the learning rate
     warms up linearly from 0 to ``learning_rate`` over ``warmup_steps`` and then follows a
     cosine decay to 0 at ``steps``. ``checkpoint_every``, ``log_every`` and ``eval_every`` are
-    counted in global steps.
+    counted in global steps; the newest ``keep_checkpoints`` checkpoints are kept, older ones
+    deleted. ``clip_norm`` defaults to 0.5, inside the range of this model's gradient norms
+    (about 0.1 to 1.3 on the digits), so clipping acts on some updates and not on others.
     """
 
     run_dir: Path
@@ -90,16 +101,17 @@ class TrainConfig:
     batch_size: int = 64
     learning_rate: float = 1e-2
     warmup_steps: int = 20
-    clip_norm: float = 1.0
+    clip_norm: float = 0.5
     dropout: float = 0.0
     hidden_units: int = 128
     checkpoint_every: int = 50
     log_every: int = 10
     eval_every: int = 50
+    keep_checkpoints: int = 3
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_dir", Path(self.run_dir))
-        for name in ("steps", "batch_size", "hidden_units", "checkpoint_every", "log_every", "eval_every"):
+        for name in ("steps", "batch_size", "hidden_units", "checkpoint_every", "log_every", "eval_every", "keep_checkpoints"):
             _require(name, _is_int(getattr(self, name)) and getattr(self, name) > 0, "a positive int")
         _require("seed", _is_int(self.seed) and 0 <= self.seed < 2**32, "an int in [0, 2**32)")
         _require("warmup_steps", _is_int(self.warmup_steps) and 0 <= self.warmup_steps < self.steps, f"an int in [0, steps={self.steps})")
@@ -222,7 +234,12 @@ def build(config: TrainConfig) -> Objects:
     train_ds, val_ds = data.make_datasets(batch_size=config.batch_size, seed=config.seed)
     data_position = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_drawn")
     checkpoint = TrainingCheckpoint(
-        checkpoint_dir(config.run_dir), model=model, optimizer=optimizer, max_to_keep=3, monitor=monitor, data_position=data_position
+        checkpoint_dir(config.run_dir),
+        model=model,
+        optimizer=optimizer,
+        max_to_keep=config.keep_checkpoints,
+        monitor=monitor,
+        data_position=data_position,
     )
     return Objects(
         model=model,
@@ -289,21 +306,28 @@ def state_fingerprint(objects: Objects) -> str:
     return fingerprint([*objects.model.variables, *objects.optimizer.variables])
 
 
-def _check_config(config: TrainConfig, restored_step: int) -> None:
-    from helpers.checkpoints import CheckpointMismatchError
-
+def _config_differences(config: TrainConfig) -> list[str]:
+    """``name=saved there, value here`` for each trajectory field that differs from ``run_dir/config.json``."""
     saved_path = config.run_dir / "config.json"
     if not saved_path.is_file():
-        return
+        return []
     saved = json.loads(saved_path.read_text())
-    differences = [
-        f"{name}={saved.get(name)!r} there, {value!r} here" for name, value in config.trajectory().items() if saved.get(name) != value
-    ]
+    return [f"{name}={saved.get(name)!r} there, {value!r} here" for name, value in config.trajectory().items() if saved.get(name) != value]
+
+
+def _mismatch_message(config: TrainConfig, differences: list[str]) -> str:
+    return (
+        f"the checkpoints in {display_path(config.run_dir)} were written with another configuration "
+        f"({'; '.join(differences)}): use the same options, --fresh, or another --run-dir"
+    )
+
+
+def _check_config(config: TrainConfig) -> None:
+    from helpers.checkpoints import CheckpointMismatchError
+
+    differences = _config_differences(config)
     if differences:
-        raise CheckpointMismatchError(
-            f"the checkpoint at step {restored_step} in {display_path(config.run_dir)} was written with another "
-            f"configuration ({'; '.join(differences)}): use the same options, --fresh, or another --run-dir"
-        )
+        raise CheckpointMismatchError(_mismatch_message(config, differences))
 
 
 def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_step: float = 0.0, out=sys.stdout) -> TrainResult:
@@ -328,7 +352,7 @@ def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_st
         raise CheckpointMismatchError(f"{error}; use the same options, --fresh, or another --run-dir") from error
     print(info.message, file=out, flush=True)
     if info.restored:
-        _check_config(config, info.step)
+        _check_config(config)
     train_iterator = objects.start_data()  # after the restore: from the saved data position
     config.run_dir.mkdir(parents=True, exist_ok=True)
     (config.run_dir / "config.json").write_text(json.dumps(config.to_json(), indent=2) + "\n")
@@ -353,7 +377,10 @@ def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_st
     while step < config.steps:
         loss, global_norm = train_step(train_iterator)
         if int(monitor.non_finite_steps.numpy()) >= MAX_NON_FINITE_STEPS:
-            raise FloatingPointError(f"{MAX_NON_FINITE_STEPS} updates skipped for non-finite gradients; stopping at step {step}")
+            raise FloatingPointError(
+                f"{MAX_NON_FINITE_STEPS} updates skipped for non-finite gradients "
+                f"(global step {step}, {int(objects.data_position.numpy())} batches drawn); stopping"
+            )
         new_step = int(optimizer.iterations.numpy())
         if new_step == step:
             continue  # skipped (non-finite) update: the global step did not move
@@ -414,23 +441,29 @@ def read_result(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
 # -- command line ----------------------------------------------------------------------------
 def make_parser() -> argparse.ArgumentParser:
+    """The command's options; each :class:`TrainConfig` field is an option with the same default."""
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     parser = argparse.ArgumentParser(
         prog="python -m helpers.train",
         description="Train the workbook's MLP on the bundled digits; rerun the same command to resume after a crash.",
     )
+
+    def config_option(name: str, kind: type, description: str) -> None:
+        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=defaults[name], help=f"{description} (default: %(default)s)")
+
     parser.add_argument("--run-dir", type=Path, required=True, help="checkpoints, logs and result.json go here")
-    parser.add_argument("--steps", type=int, default=defaults["steps"], help="final global step")
-    parser.add_argument("--seed", type=int, default=defaults["seed"])
-    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"])
-    parser.add_argument("--learning-rate", type=float, default=defaults["learning_rate"], help="peak learning rate")
-    parser.add_argument("--warmup-steps", type=int, default=defaults["warmup_steps"])
-    parser.add_argument("--clip-norm", type=float, default=defaults["clip_norm"], help="global-norm clipping threshold")
-    parser.add_argument("--dropout", type=float, default=defaults["dropout"])
-    parser.add_argument("--hidden-units", type=int, default=defaults["hidden_units"])
-    parser.add_argument("--checkpoint-every", type=int, default=defaults["checkpoint_every"])
-    parser.add_argument("--log-every", type=int, default=defaults["log_every"])
-    parser.add_argument("--eval-every", type=int, default=defaults["eval_every"])
+    config_option("steps", int, "final global step")
+    config_option("seed", int, "seeds the weights, the data order and Dropout")
+    config_option("batch_size", int, "examples per update")
+    config_option("learning_rate", float, "peak learning rate")
+    config_option("warmup_steps", int, "linear warmup, then cosine decay to 0 at --steps")
+    config_option("clip_norm", float, "global-norm clipping threshold")
+    config_option("dropout", float, "Dropout rate after the hidden layer")
+    config_option("hidden_units", int, "width of the hidden layer")
+    config_option("checkpoint_every", int, "save a checkpoint every this many steps")
+    config_option("keep_checkpoints", int, "how many of the newest checkpoints to keep")
+    config_option("log_every", int, "write TensorBoard scalars every this many steps")
+    config_option("eval_every", int, "validate every this many steps")
     parser.add_argument("--fresh", action="store_true", help="empty the run folder first")
     parser.add_argument("--crash-at-step", type=int, default=None, help="exit abruptly after this update (testing)")
     parser.add_argument("--pause-per-step", type=float, default=0.0, help="seconds to sleep after each update (demos)")
@@ -465,6 +498,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if foreign:  # --run-dir . or a typo must never delete unrelated files
             parser.error(f"argument --fresh: {display_path(config.run_dir)} holds files no run writes ({', '.join(foreign[:5])}); refusing to empty it")
         shutil.rmtree(config.run_dir)
+    differences = _config_differences(config)
+    if differences and any(re.fullmatch(r"ckpt-\d+\.index", path.name) for path in checkpoint_dir(config.run_dir).glob("ckpt-*.index")):
+        # train() would refuse this run whatever the checkpoints hold: say so before importing TensorFlow
+        print(f"error: CheckpointMismatchError: {_mismatch_message(config, differences)}", file=sys.stderr)
+        return MISMATCH_EXIT_CODE
 
     from helpers.environment import quiet_tensorflow_logs
 
@@ -476,6 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CheckpointError as error:  # a mismatch, or checkpoints that are all damaged
         print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
         return MISMATCH_EXIT_CODE
+    except FloatingPointError as error:  # the run diverged: MAX_NON_FINITE_STEPS updates skipped
+        print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
+        return NON_FINITE_EXIT_CODE
     return 0
 
 

@@ -1,7 +1,8 @@
-"""Every notebook: hygiene of the stored file, and a papermill run with other parameters.
+"""Every notebook: hygiene of the stored file, its exercises, and a papermill run with other parameters.
 
 Strict output validation is nbval's job: `pytest` collects `notebooks/*.ipynb` with `--nbval`
-(see pyproject.toml) and compares every stored output with a fresh run.
+(see pyproject.toml) and compares every stored output with a fresh run, stubs unsolved. The
+papermill run here uses another seed, the fast mode, and every exercise's wrong answer and solution.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import workbook
+from helpers import exercises, workbook
 
 NOTEBOOKS = workbook.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
+MIN_EXERCISES = 2
 #: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
 OTHER_PARAMETERS = {"SEED": 1234, "FAST": True}
 ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
@@ -67,13 +69,33 @@ def test_notebook_hygiene(path: Path) -> None:
     assert not ABSOLUTE_PATH.search(text), "absolute path in the notebook's source"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_exercises_are_stored_unsolved(path: Path) -> None:
+    """The reader gets the task, not the answer: stubs unsolved, solutions collapsed below the check."""
+    notebook = nbformat.read(path, as_version=4)
+    found = exercises.find(notebook)  # raises ExerciseLayoutError naming the cell that breaks the layout
+    assert len(found) >= MIN_EXERCISES, f"{path.stem} has {len(found)} exercises"
+    for exercise in found:
+        task = notebook.cells[exercise.stub - 1]
+        assert task.cell_type == "markdown" and f"**Exercise {exercise.number}.**" in task.source
+        printed = "".join(output.get("text", "") for output in notebook.cells[exercise.check].outputs)
+        assert printed.startswith(f"Exercise {exercise.number}: not solved yet. Hint: "), (exercise.number, printed)
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs_with_other_parameters(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another seed and the fast mode: the notebook's own asserts must still pass."""
+def test_notebook_runs_with_other_parameters_and_answers(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another seed and the fast mode, with every exercise answered wrongly and then rightly.
+
+    The notebook's own asserts must pass; each check must reject the wrong answer stored in its
+    solution cell's metadata and accept the solution (see :func:`helpers.exercises.with_answers`).
+    """
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
-    result = workbook.execute(path, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False)
-    assert result.ok, f"{path.stem} with {OTHER_PARAMETERS}: {result.failure}"
+    answered = tmp_path / "answered" / path.name
+    answered.parent.mkdir()
+    nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
+    result = workbook.execute(answered, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False, cwd=path.parent)
+    assert result.ok, f"{path.stem} with {OTHER_PARAMETERS} and the exercises answered: {result.failure}"
     executed = nbformat.read(result.output, as_version=4)
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
     assert injected and "SEED = 1234" in injected[0].source

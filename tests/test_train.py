@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,10 +35,14 @@ def fingerprint_line(stdout: str) -> str:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The fingerprint of the run nobody interrupted."""
-    result = run_command(tmp_path_factory.mktemp("straight") / "run")
+    """The fingerprint of the run nobody interrupted (which also shows that the default clip_norm acts)."""
+    run_dir = tmp_path_factory.mktemp("straight") / "run"
+    result = run_command(run_dir)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "no checkpoint" in result.stdout.splitlines()[0]
+    saved = training.read_result(run_dir)
+    assert 0 < saved["clipped_steps"] < saved["step"], "the default clip_norm should clip some updates, not all"
+    assert saved["non_finite_steps"] == 0 and saved["val_accuracy"] > 0.8
     return fingerprint_line(result.stdout)
 
 
@@ -85,9 +90,39 @@ def test_command_line_errors_name_the_option(tmp_path: Path, capsys: pytest.Capt
     assert not (tmp_path / "run").exists()
 
 
+def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        training.main(["--help"])
+    assert exit_info.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    defaults = training.TrainConfig(run_dir=Path("x"))
+    for field in dataclasses.fields(training.TrainConfig):
+        if field.name != "run_dir":
+            option = "--" + field.name.replace("_", "-")
+            assert re.search(rf"{option} \S+ .*?\(default: {re.escape(str(getattr(defaults, field.name)))}\)", help_text), option
+    parser = training.make_parser()
+    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x"])) == defaults
+
+
 def test_importing_the_module_does_not_import_tensorflow() -> None:
     code = "import sys, helpers.train; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=repo_root(), timeout=60)
+
+
+def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints" / "ckpt-50.index").write_bytes(b"")  # contents never read on this path
+    (run_dir / "config.json").write_text(json.dumps(training.TrainConfig(run_dir=run_dir, dropout=0.1).to_json()))
+    code = (
+        "import sys, helpers.train as t\n"
+        f"status = t.main(['--run-dir', {str(run_dir)!r}, '--dropout', '0.3'])\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
+        "sys.exit(status)"
+    )
+    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
+    assert refused.returncode == training.MISMATCH_EXIT_CODE, refused.stderr[-2000:]
+    assert refused.stderr.startswith("error: CheckpointMismatchError:") and "dropout=0.1 there, 0.3 here" in refused.stderr
 
 
 def test_fingerprint_depends_on_every_byte() -> None:
@@ -108,17 +143,20 @@ def test_fingerprint_depends_on_every_byte() -> None:
 
 
 # -- a tiny run in this process -------------------------------------------------------------
-def test_tiny_run_writes_checkpoints_logs_and_result(tmp_path: Path) -> None:
+def test_tiny_run_writes_checkpoints_logs_and_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from helpers.checkpoints import CheckpointMismatchError
     from helpers.logs import read_scalars
 
     config = training.TrainConfig(
-        run_dir=tmp_path / "tiny", steps=12, warmup_steps=2, checkpoint_every=5, log_every=2, eval_every=6, dropout=0.1
+        run_dir=tmp_path / "tiny", steps=12, warmup_steps=2, checkpoint_every=5, log_every=2, eval_every=6, dropout=0.1, keep_checkpoints=2
     )
     result = training.train(config)
     assert (result.step, result.start_step, result.steps_run) == (12, 0, 12)
     names = sorted(path.name for path in (config.run_dir / "checkpoints").glob("*.index"))
-    assert names == ["ckpt-10.index", "ckpt-12.index", "ckpt-5.index"]
+    assert names == ["ckpt-10.index", "ckpt-12.index"]
+    state = tf.train.get_checkpoint_state(str(config.run_dir / "checkpoints"))
+    assert [Path(path).name for path in state.all_model_checkpoint_paths] == ["ckpt-10", "ckpt-12"]
+    assert 0 < result.clipped_steps <= 12 and result.non_finite_steps == 0
     saved = json.loads((config.run_dir / "result.json").read_text())
     assert saved["fingerprint"] == result.fingerprint and len(saved["fingerprint"]) == 64
     assert saved["val_accuracy"] == saved["val_correct"] / saved["val_examples"]
@@ -142,6 +180,24 @@ def test_tiny_run_writes_checkpoints_logs_and_result(tmp_path: Path) -> None:
         training.train(dataclasses.replace(config, dropout=0.3))
     with pytest.raises(CheckpointMismatchError, match="does not match the model"):
         training.train(dataclasses.replace(config, hidden_units=64))
+
+    capsys.readouterr()
+    options = ["--run-dir", str(config.run_dir), "--steps", "12", "--warmup-steps", "2", "--checkpoint-every", "5"]
+    assert training.main([*options, "--dropout", "0.3"]) == training.MISMATCH_EXIT_CODE  # refused before TensorFlow is needed
+    assert "dropout=0.1 there, 0.3 here" in capsys.readouterr().err
+
+
+def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A learning rate of 1e30 blows the weights up in the first update; every later gradient is NaN."""
+    run_dir = tmp_path / "diverging"
+    options = ["--run-dir", str(run_dir), "--steps", "30", "--learning-rate", "1e30", "--warmup-steps", "0"]
+    assert training.main(options) == training.NON_FINITE_EXIT_CODE
+    message = capsys.readouterr().err
+    assert message.startswith(f"error: FloatingPointError: {training.MAX_NON_FINITE_STEPS} updates skipped"), message
+    assert "Traceback" not in message
+    step, batches = map(int, re.search(r"global step (\d+), (\d+) batches drawn", message).groups())
+    assert step == 1 and batches == step + training.MAX_NON_FINITE_STEPS
+    assert not (run_dir / "result.json").exists()
 
 
 # -- crashes and kills in a subprocess -------------------------------------------------------
