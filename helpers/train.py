@@ -389,7 +389,7 @@ def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_st
             time.sleep(pause_per_step)
         if crash_at_step is not None and step == crash_at_step:
             out.flush()
-            os._exit(CRASH_EXIT_CODE)  # no save, no flush of the summary writers: like a kill
+            os._exit(CRASH_EXIT_CODE)  # no save, no cleanup, writers never closed: like a kill
         if step % config.log_every == 0:
             with train_writer.as_default():
                 tf.summary.scalar("loss", loss, step=optimizer.iterations)
