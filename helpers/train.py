@@ -179,7 +179,11 @@ class Objects:
     train_iterator: Any = None
 
     def start_data(self) -> Any:
-        """An iterator over the (repeated) training batches from ``data_position`` on; also kept as ``train_iterator``."""
+        """An iterator over the (repeated) training batches from ``data_position`` on; also kept as ``train_iterator``.
+
+        Call it once per :func:`build`: every new iterator over the same ``train_ds`` is the next
+        shuffle of the data, so an exact resume builds fresh objects (as a new process does).
+        """
         self.train_iterator = iter(self.train_ds.skip(self.data_position))
         return self.train_iterator
 
