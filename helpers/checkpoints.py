@@ -31,9 +31,7 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from helpers.paths import display_path
-
-_PREFIX = re.compile(r"^ckpt-(\d+)$")
+from helpers.paths import CHECKPOINT_PREFIX, checkpoint_prefixes, display_path
 
 
 class CheckpointError(RuntimeError):
@@ -75,11 +73,6 @@ def seed_generator_states(model: keras.Model) -> list[tf.Variable]:
 
     visit(model)
     return states
-
-
-def _step_of(prefix: Path) -> int:
-    match = _PREFIX.match(prefix.name)
-    return int(match.group(1)) if match else -1
 
 
 def _readable(prefix: Path) -> bool:
@@ -178,16 +171,13 @@ class TrainingCheckpoint:
         kept = {path.name for path in self._published()}
         for entry in self.directory.iterdir():
             name = entry.name.split(".")[0].removesuffix("_temp")
-            if _PREFIX.match(name) and name not in kept:
+            if CHECKPOINT_PREFIX.match(name) and name not in kept:
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
     # -- restoring ------------------------------------------------------------------------
     def checkpoints(self) -> list[Path]:
         """Complete-looking checkpoints in the folder (an ``.index`` file exists), oldest first."""
-        if not self.directory.is_dir():
-            return []
-        prefixes = {self.directory / entry.name.removesuffix(".index") for entry in self.directory.glob("ckpt-*.index")}
-        return sorted((prefix for prefix in prefixes if _step_of(prefix) >= 0), key=_step_of)
+        return checkpoint_prefixes(self.directory)
 
     def _candidates(self) -> tuple[list[Path], str]:
         published = self._published()

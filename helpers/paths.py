@@ -13,6 +13,10 @@ import shutil
 from pathlib import Path
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: How :class:`helpers.checkpoints.TrainingCheckpoint` names a checkpoint: ``ckpt-<global step>``
+#: (files ``ckpt-<step>.index`` and ``ckpt-<step>.data-*``). Here, so code that must not import
+#: TensorFlow (the capstone command's early checks) can read the rule too.
+CHECKPOINT_PREFIX = re.compile(r"^ckpt-(\d+)$")
 
 
 def repo_root() -> Path:
@@ -53,3 +57,16 @@ def display_path(path: str | os.PathLike[str]) -> str:
         except ValueError:
             continue
     return resolved.name
+
+
+def checkpoint_prefixes(directory: str | os.PathLike[str]) -> list[Path]:
+    """The ``ckpt-<step>`` prefixes in ``directory`` that have an ``.index`` file, by step (oldest first)."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        return []
+    found: list[tuple[int, Path]] = []
+    for index_file in folder.glob("ckpt-*.index"):
+        name = index_file.name.removesuffix(".index")
+        if match := CHECKPOINT_PREFIX.match(name):
+            found.append((int(match.group(1)), folder / name))
+    return [prefix for _, prefix in sorted(found)]

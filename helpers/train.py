@@ -50,7 +50,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import time
@@ -59,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from helpers.paths import display_path
+from helpers.paths import checkpoint_prefixes, display_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import keras
@@ -503,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"argument --fresh: {display_path(config.run_dir)} holds files no run writes ({', '.join(foreign[:5])}); refusing to empty it")
         shutil.rmtree(config.run_dir)
     differences = _config_differences(config)
-    if differences and any(re.fullmatch(r"ckpt-\d+\.index", path.name) for path in checkpoint_dir(config.run_dir).glob("ckpt-*.index")):
+    if differences and checkpoint_prefixes(checkpoint_dir(config.run_dir)):
         # train() would refuse this run whatever the checkpoints hold: say so before importing TensorFlow
         print(f"error: CheckpointMismatchError: {_mismatch_message(config, differences)}", file=sys.stderr)
         return MISMATCH_EXIT_CODE

@@ -113,3 +113,12 @@ def test_expect_error_drops_tf_internal_prefixes_and_object_addresses(capsys: py
         "RuntimeError: x : Tensor had NaN values",
         "RuntimeError: <tensorflow.python.ops.summary_ops_v2._Writer> is already closed",
     ]
+
+
+def test_checkpoint_prefixes_lists_indexed_checkpoints_by_step(tmp_path: Path) -> None:
+    from helpers.paths import checkpoint_prefixes
+
+    for name in ("ckpt-10.index", "ckpt-10.data-00000-of-00001", "ckpt-9.index", "ckpt-11.data-00000-of-00001", "ckpt-x.index", "other-3.index"):
+        (tmp_path / name).write_text("")
+    assert checkpoint_prefixes(tmp_path) == [tmp_path / "ckpt-9", tmp_path / "ckpt-10"]  # by step, not by name
+    assert checkpoint_prefixes(tmp_path / "missing") == []
