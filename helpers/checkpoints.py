@@ -31,7 +31,7 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from helpers.paths import CHECKPOINT_PREFIX, checkpoint_prefixes, display_path
+from helpers.paths import CHECKPOINT_PREFIX, checkpoint_name, checkpoint_prefixes, display_path
 
 
 class CheckpointError(RuntimeError):
@@ -145,7 +145,7 @@ class TrainingCheckpoint:
         """Write ``ckpt-<step>``, then make it the latest; return its prefix path."""
         self._ensure_built()
         self.directory.mkdir(parents=True, exist_ok=True)
-        prefix = self.directory / f"ckpt-{self.step}"
+        prefix = self.directory / checkpoint_name(self.step)
         written = Path(self.checkpoint.write(str(prefix)))
         self._publish(written)
         self._prune()
@@ -205,7 +205,7 @@ class TrainingCheckpoint:
         if path is not None:
             chosen: Path | None = Path(path)
             if not _readable(chosen):
-                raise CheckpointError(f"{display_path(chosen)} is missing or damaged")
+                raise CheckpointError(f"{display_path(chosen, keep_outside=True)} is missing or damaged")
         else:
             candidates, note = self._candidates()
             chosen = None
@@ -217,11 +217,11 @@ class TrainingCheckpoint:
             if chosen is None and skipped:
                 # Starting afresh would let the next save prune these files: refuse instead.
                 raise CheckpointError(
-                    f"every checkpoint in {display_path(self.directory)} is damaged ({', '.join(skipped)}); "
+                    f"every checkpoint in {display_path(self.directory, keep_outside=True)} is damaged ({', '.join(skipped)}); "
                     "move them aside to start afresh, or restore one explicitly"
                 )
             if chosen is None:
-                where = display_path(self.directory)
+                where = display_path(self.directory, keep_outside=True)
                 detail = f" ({note.removesuffix('; ')})" if note else ""
                 return RestoreInfo(self.step, None, f"no checkpoint in {where}{detail}: starting at step {self.step}")
         try:
@@ -229,9 +229,9 @@ class TrainingCheckpoint:
             status.assert_consumed()
         except (ValueError, AssertionError) as error:
             raise CheckpointMismatchError(
-                f"{display_path(chosen)} does not match the model/optimizer being restored: {_mismatch_summary(error)}"
+                f"{display_path(chosen, keep_outside=True)} does not match the model/optimizer being restored: {_mismatch_summary(error)}"
             ) from error
-        message = f"restored {chosen.name} from {display_path(chosen.parent)} at step {self.step}"
+        message = f"restored {chosen.name} from {display_path(chosen.parent, keep_outside=True)} at step {self.step}"
         if skipped or note:
             message += f" ({note}skipped damaged: {', '.join(skipped) or 'none'})"
         return RestoreInfo(self.step, str(chosen), message, tuple(skipped))

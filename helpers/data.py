@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.paths import display_path, repo_root
+from helpers.seeding import check_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     import tensorflow as tf
@@ -135,18 +136,13 @@ def _check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
-def _check_seed(seed: object) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
-
-
 def split_digits(digits: Digits | None = None, *, validation_fraction: float = 0.2, seed: int = 0) -> Split:
     """Shuffle with ``seed`` and split; each class is split in the same proportion (stratified).
 
     Images are scaled to float32 in [0, 1]; labels become int32.
     """
     _check_fraction(validation_fraction)
-    _check_seed(seed)
+    check_seed(seed)
     digits = load_digits() if digits is None else digits
     rng = np.random.default_rng(seed)
     train_index: list[np.ndarray] = []
@@ -183,7 +179,7 @@ def make_datasets(
     Bad arguments raise ``ValueError`` naming the argument.
     """
     _check_positive_int("batch_size", batch_size)
-    _check_seed(seed)
+    check_seed(seed)
     _check_fraction(validation_fraction)
     if shuffle_buffer is not None:
         _check_positive_int("shuffle_buffer", shuffle_buffer)

@@ -45,10 +45,12 @@ def run_dir(name: str, *, clean: bool = True) -> Path:
     return path
 
 
-def display_path(path: str | os.PathLike[str]) -> str:
-    """A path as a reader should see it: relative to the repository when inside it.
+def display_path(path: str | os.PathLike[str], *, keep_outside: bool = False) -> str:
+    """A path as a reader should see it: relative to the repository (or the build area's parent) when inside it.
 
-    Stored notebook outputs must not hold absolute paths (they differ per machine).
+    Stored notebook outputs must not hold absolute paths (they differ per machine), so a path
+    outside both becomes its last name; ``keep_outside=True`` (messages of a command, where the
+    user typed the path) keeps it whole instead.
     """
     resolved = Path(path).resolve()
     for base in (repo_root(), build_root().parent):
@@ -56,7 +58,24 @@ def display_path(path: str | os.PathLike[str]) -> str:
             return resolved.relative_to(base).as_posix()
         except ValueError:
             continue
-    return resolved.name
+    return str(resolved) if keep_outside else resolved.name
+
+
+def checkpoint_name(step: int) -> str:
+    """The name of the checkpoint saved at global step ``step``: ``ckpt-<step>`` (see :data:`CHECKPOINT_PREFIX`)."""
+    return f"ckpt-{int(step)}"
+
+
+def checkpoint_step(prefix: str | os.PathLike[str]) -> int:
+    """The global step in a checkpoint's name: ``ckpt-120`` (or ``.../ckpt-120``) gives 120.
+
+    A name that does not follow :data:`CHECKPOINT_PREFIX` raises ``ValueError``.
+    """
+    name = Path(prefix).name
+    match = CHECKPOINT_PREFIX.match(name)
+    if not match:
+        raise ValueError(f"{name!r} is not a checkpoint name like 'ckpt-120'")
+    return int(match.group(1))
 
 
 def checkpoint_prefixes(directory: str | os.PathLike[str]) -> list[Path]:
@@ -66,7 +85,7 @@ def checkpoint_prefixes(directory: str | os.PathLike[str]) -> list[Path]:
         return []
     found: list[tuple[int, Path]] = []
     for index_file in folder.glob("ckpt-*.index"):
-        name = index_file.name.removesuffix(".index")
-        if match := CHECKPOINT_PREFIX.match(name):
-            found.append((int(match.group(1)), folder / name))
+        prefix = folder / index_file.name.removesuffix(".index")
+        if CHECKPOINT_PREFIX.match(prefix.name):
+            found.append((checkpoint_step(prefix), prefix))
     return [prefix for _, prefix in sorted(found)]

@@ -6,6 +6,20 @@ import os
 
 import numpy as np
 
+#: Seeds are ints in ``[0, SEED_LIMIT)``: the range NumPy's global generator accepts.
+SEED_LIMIT = 2**32
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` as a Python int; ``ValueError`` unless it is an int in ``[0, 2**32)``.
+
+    The one seed rule of the workbook: :func:`set_seed`, :mod:`helpers.data` and
+    :class:`helpers.train.TrainConfig` all call it.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+    return int(seed)
+
 
 def set_seed(seed: int, *, deterministic: bool = True) -> None:
     """Seed Python's ``random``, NumPy's global generator, TensorFlow and Keras.
@@ -14,11 +28,7 @@ def set_seed(seed: int, *, deterministic: bool = True) -> None:
     so that the same seed gives bit-identical results run after run on the same machine.
     Determinism stays on for the rest of the process: TensorFlow offers no way back.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not 0 <= int(seed) < 2**32:
-        raise ValueError(f"seed must be in [0, 2**32), got {seed}")
-    seed = int(seed)
+    seed = check_seed(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)  # inherited by subprocesses this run starts
 
     import keras

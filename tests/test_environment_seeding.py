@@ -77,7 +77,7 @@ def test_set_seed_repeats_numpy_and_tensorflow_draws() -> None:
     assert not np.array_equal(first[1], third[1])
 
 
-@pytest.mark.parametrize(("seed", "error"), [(-1, ValueError), (2**32, ValueError), (1.5, TypeError), (True, TypeError)])
-def test_set_seed_rejects_bad_seeds(seed: object, error: type[Exception]) -> None:
-    with pytest.raises(error):
+@pytest.mark.parametrize("seed", [-1, 2**32, 1.5, True, "0"])
+def test_set_seed_rejects_bad_seeds(seed: object) -> None:
+    with pytest.raises(ValueError, match=r"^seed must be an int in \[0, 2\*\*32\)"):
         set_seed(seed)  # type: ignore[arg-type]

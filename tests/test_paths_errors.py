@@ -47,6 +47,7 @@ def test_display_path_is_relative_inside_the_repo_and_never_absolute(build: Path
     assert paths.display_path(build / "01_x") == "build/01_x"
     outside = Path("/") / "somewhere" / "else.txt"
     assert paths.display_path(outside) == "else.txt"
+    assert paths.display_path(outside, keep_outside=True) == str(outside.resolve())
 
 
 def test_expect_error_prints_type_and_first_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,3 +123,12 @@ def test_checkpoint_prefixes_lists_indexed_checkpoints_by_step(tmp_path: Path) -
         (tmp_path / name).write_text("")
     assert checkpoint_prefixes(tmp_path) == [tmp_path / "ckpt-9", tmp_path / "ckpt-10"]  # by step, not by name
     assert checkpoint_prefixes(tmp_path / "missing") == []
+
+
+def test_checkpoint_names_and_steps_go_both_ways(tmp_path: Path) -> None:
+    from helpers.paths import checkpoint_name, checkpoint_step
+
+    assert checkpoint_name(120) == "ckpt-120" and checkpoint_step(tmp_path / checkpoint_name(120)) == 120
+    for wrong in ("ckpt-", "ckpt-1.index", "model-3", "ckpt-x"):
+        with pytest.raises(ValueError, match="is not a checkpoint name like 'ckpt-120'"):
+            checkpoint_step(wrong)

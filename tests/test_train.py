@@ -22,9 +22,8 @@ from helpers.paths import repo_root
 RUN_OPTIONS = ["--steps", "60", "--checkpoint-every", "10", "--eval-every", "20", "--log-every", "5", "--dropout", "0.2", "--warmup-steps", "5"]
 
 
-def run_command(run_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "helpers.train", "--run-dir", str(run_dir), *RUN_OPTIONS, *extra]
-    return subprocess.run(command, capture_output=True, text=True, cwd=repo_root(), timeout=120)
+def run_command(run_dir: Path, *extra: str) -> training.Finished:
+    return training.finish(training.start(["--run-dir", str(run_dir), *RUN_OPTIONS, *extra]))
 
 
 def fingerprint_line(stdout: str) -> str:
@@ -34,8 +33,8 @@ def fingerprint_line(stdout: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The fingerprint of the run nobody interrupted (which also shows that the default clip_norm acts)."""
+def uninterrupted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run nobody interrupted (which also shows that the default clip_norm acts)."""
     run_dir = tmp_path_factory.mktemp("straight") / "run"
     result = run_command(run_dir)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -43,7 +42,14 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> str:
     saved = training.read_result(run_dir)
     assert 0 < saved["clipped_steps"] < saved["step"], "the default clip_norm should clip some updates, not all"
     assert saved["non_finite_steps"] == 0 and saved["val_accuracy"] > 0.8
-    return fingerprint_line(result.stdout)
+    assert fingerprint_line(result.stdout) == saved["fingerprint"]
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(uninterrupted_run: Path) -> str:
+    """The uninterrupted run's fingerprint."""
+    return training.read_result(uninterrupted_run)["fingerprint"]
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -80,14 +86,120 @@ def test_config_is_frozen_and_knows_its_trajectory(tmp_path: Path) -> None:
         (["--checkpoint-every", "0"], "--checkpoint-every"),
         (["--steps", "10", "--warmup-steps", "10"], "--warmup-steps"),
         (["--dropout", "1.5"], "--dropout"),
+        (["--seed", "-1"], "--seed"),
+        (["--strategy", "mirrored", "--batch-size", "63"], "--batch-size"),
+        (["--strategy", "tpu"], "--strategy"),
+        (["--crash-at-step", "201"], "--crash-at-step"),
+        (["--pause-per-step", "nan"], "--pause-per-step"),
+        (["--strategy", "multiworker", "--fresh"], "--fresh"),
     ],
 )
-def test_command_line_errors_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], named: str) -> None:
+def test_command_line_errors_name_the_option_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], named: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         training.main(["--run-dir", str(tmp_path / "run"), *options])
-    assert exit_info.value.code == 2
-    assert f"argument {named}" in capsys.readouterr().err
+    assert exit_info.value.code == training.USAGE_EXIT_CODE == 2
+    error = capsys.readouterr().err
+    assert f"argument {named}" in error and error.count("\n") == 1 and "Traceback" not in error, error
     assert not (tmp_path / "run").exists()
+
+
+def test_the_default_warmup_fits_any_number_of_steps(tmp_path: Path) -> None:
+    for steps, warmup in [(1, 0), (9, 0), (20, 2), (150, 15), (240, 20), (10_000, 20)]:
+        assert training.TrainConfig(run_dir=tmp_path, steps=steps).warmup_steps == warmup
+    parser = training.make_parser()
+    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x", "--steps", "20"])).warmup_steps == 2
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns) for path in sorted(folder.rglob("*"))}
+
+
+def _file_as_run_dir(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("mine")
+    return tmp_path / "notes.txt"
+
+
+def _checkpoints_is_a_file(tmp_path: Path) -> Path:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoints").write_text("")
+    return tmp_path / "run"
+
+
+def _config_is_not_json(tmp_path: Path) -> Path:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text("{not json")
+    return tmp_path / "run"
+
+
+def _config_is_a_list(tmp_path: Path) -> Path:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text("[1, 2]")
+    return tmp_path / "run"
+
+
+def _foreign_files(tmp_path: Path) -> Path:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "thesis.tex").write_text("mine")
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize(
+    ("make_run_dir", "says"),
+    [
+        (_file_as_run_dir, "is a file, not a folder"),
+        (_checkpoints_is_a_file, "is a file where the run keeps a folder"),
+        (_config_is_not_json, "is not a run's config (JSONDecodeError)"),
+        (_config_is_a_list, "is not a run's config (not a JSON object)"),
+        (_foreign_files, "holds files no run writes (thesis.tex)"),
+    ],
+)
+def test_an_unusable_run_folder_is_refused_in_one_line_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_run_dir, says: str
+) -> None:
+    run_dir = make_run_dir(tmp_path)
+    before = folder_state(tmp_path)
+    assert training.main(["--run-dir", str(run_dir), "--steps", "20"]) == training.USAGE_EXIT_CODE
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and says in error and error.count("\n") == 1, error
+    assert folder_state(tmp_path) == before
+    with pytest.raises(training.RunFolderError, match=re.escape(says)):
+        training.train(training.TrainConfig(run_dir=run_dir, steps=20))
+    assert folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("tf_config", "says"),
+    [
+        (None, "needs the TF_CONFIG environment variable"),
+        ("{", "must be JSON with cluster.worker and task.index"),
+        ('{"cluster": {"worker": []}, "task": {"type": "worker", "index": 0}}', "non-empty list"),
+        ('{"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 1}}', "index': 0..0"),
+        ('{"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]}, "task": {"type": "worker", "index": 0}}', "only hold 'worker'"),
+    ],
+)
+def test_multiworker_needs_a_usable_tf_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tf_config: str | None, says: str
+) -> None:
+    if tf_config is None:
+        monkeypatch.delenv("TF_CONFIG", raising=False)
+    else:
+        monkeypatch.setenv("TF_CONFIG", tf_config)
+    assert training.main(["--run-dir", str(tmp_path / "run"), "--strategy", "multiworker"]) == training.USAGE_EXIT_CODE
+    error = capsys.readouterr().err
+    assert says in error and error.count("\n") == 1, error
+    assert not (tmp_path / "run").exists()
+
+
+def test_local_tf_configs_describe_one_cluster_on_free_ports() -> None:
+    configs = [json.loads(value) for value in training.local_tf_configs(3)]
+    clusters = {json.dumps(config["cluster"]) for config in configs}
+    assert len(clusters) == 1 and [config["task"] for config in configs] == [{"type": "worker", "index": i} for i in range(3)]
+    addresses = configs[0]["cluster"]["worker"]
+    assert len(set(addresses)) == 3 and all(address.startswith("127.0.0.1:") for address in addresses)
+    roles = [training.worker_role(value) for value in training.local_tf_configs(2)]
+    assert [(role.index, role.workers, role.is_chief) for role in roles] == [(0, 2, True), (1, 2, False)]
+    with pytest.raises(ValueError, match="workers must be a positive int"):
+        training.local_tf_configs(0)
 
 
 def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,13 +207,11 @@ def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> 
         training.main(["--help"])
     assert exit_info.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
-    defaults = training.TrainConfig(run_dir=Path("x"))
-    for field in dataclasses.fields(training.TrainConfig):
-        if field.name != "run_dir":
-            option = "--" + field.name.replace("_", "-")
-            assert re.search(rf"{option} \S+ .*?\(default: {re.escape(str(getattr(defaults, field.name)))}\)", help_text), option
+    for entry in training.config_options():
+        shown = re.escape(training.default_text(entry))
+        assert re.search(rf"{training.option_name(entry.name)} \S+ .*?\(default: {shown}\)", help_text), entry.name
     parser = training.make_parser()
-    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x"])) == defaults
+    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x"])) == training.TrainConfig(run_dir=Path("x"))
 
 
 def test_importing_the_module_does_not_import_tensorflow() -> None:
@@ -200,7 +310,7 @@ def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Pa
     assert not (run_dir / "result.json").exists()
 
 
-# -- crashes and kills in a subprocess -------------------------------------------------------
+# -- crashes, kills and signals in a subprocess ----------------------------------------------
 def test_crash_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterrupted: str) -> None:
     run_dir = tmp_path / "crashed"
     crashed = run_command(run_dir, "--crash-at-step", "47")
@@ -222,48 +332,96 @@ def test_crash_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterr
     assert "Traceback" not in mismatched.stderr
 
 
-def latest_step(checkpoints: Path) -> int:
-    """The step of the *published* latest checkpoint (the state file), -1 if none.
-
-    Files of a newer checkpoint can exist before the state file points at them (a save in
-    progress, or one torn by the kill); a resume rightly ignores those.
-    """
-    latest = tf.train.latest_checkpoint(str(checkpoints))
-    return int(Path(latest).name[len("ckpt-") :]) if latest else -1
-
-
 def test_sigkill_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterrupted: str) -> None:
-    run_dir = tmp_path / "killed"
-    command = [sys.executable, "-m", "helpers.train", "--run-dir", str(run_dir), *RUN_OPTIONS, "--pause-per-step", "0.05"]
-    process = subprocess.Popen(command, cwd=repo_root(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 90
-        while latest_step(run_dir / "checkpoints") < 20:
-            assert process.poll() is None, f"the run ended before it could be killed: {process.stderr.read()[-2000:]}"
-            assert time.monotonic() < deadline, "no checkpoint at step 20 within 90 s"
-            time.sleep(0.01)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == -signal.SIGKILL
-    killed_at = latest_step(run_dir / "checkpoints")
-    assert 20 <= killed_at < 60 and not (run_dir / "result.json").exists()
+    folder = training.RunFolder(tmp_path / "killed")
+    process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.05"])
+    [killed] = training.signal_at_step([process], folder, 20, signal_number=signal.SIGKILL)
+    assert killed.returncode == -signal.SIGKILL
+    killed_at = folder.latest_step()
+    assert 20 <= killed_at < 60 and not folder.result_file.exists()
 
-    resumed = run_command(run_dir)
+    resumed = run_command(folder.path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert resumed.stdout.splitlines()[0].startswith("restored ckpt-")
-    assert json.loads((run_dir / "result.json").read_text())["start_step"] >= 20
+    assert resumed.stdout.splitlines()[0].startswith(f"restored ckpt-{killed_at} ")
+    assert folder.read_result()["start_step"] == killed_at
+    assert fingerprint_line(resumed.stdout) == uninterrupted
+
+
+def test_sigint_and_sigterm_save_at_the_current_step_and_the_rerun_resumes_exactly(tmp_path: Path, uninterrupted: str) -> None:
+    """Ctrl-C, then a SIGTERM, each between two periodic checkpoints: nothing done before the signal is lost."""
+    folder = training.RunFolder(tmp_path / "stopped")
+    stopped_at = []
+    for signal_number, after_checkpoint in [(signal.SIGINT, 10), (signal.SIGTERM, 30)]:
+        process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.1"])
+        [stopped] = training.signal_at_step([process], folder, after_checkpoint, signal_number=signal_number)
+        assert stopped.returncode == training.interrupt_exit_code(signal_number) == 128 + signal_number, stopped.stderr[-2000:]
+        step = folder.latest_step()
+        message = stopped.stderr.strip().splitlines()[-1]
+        assert message == (
+            f"error: stopped by {signal.Signals(signal_number).name} at step {step}; saved {folder.checkpoints / f'ckpt-{step}'}; "
+            f"run the same command again to resume from step {step}"
+        ), stopped.stderr[-2000:]
+        assert "Traceback" not in stopped.stderr and step % 10 != 0, "the save comes from the signal, not from --checkpoint-every"
+        stopped_at.append(step)
+    assert stopped_at[0] < stopped_at[1] < 60
+
+    resumed = run_command(folder.path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert resumed.stdout.splitlines()[0].startswith(f"restored ckpt-{stopped_at[1]} ")
     assert fingerprint_line(resumed.stdout) == uninterrupted
 
 
 def test_fresh_refuses_a_folder_with_files_no_run_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "notes.txt").write_text("not from a run")
-    with pytest.raises(SystemExit) as exit_info:
-        training.main(["--run-dir", str(tmp_path), "--steps", "30", "--fresh"])
-    assert exit_info.value.code == 2
+    assert training.main(["--run-dir", str(tmp_path), "--steps", "30", "--fresh"]) == training.USAGE_EXIT_CODE
     error = capsys.readouterr().err
-    assert "argument --fresh" in error and "notes.txt" in error and "refusing to empty it" in error
+    assert "notes.txt" in error and "refusing to empty it" in error
     assert (tmp_path / "notes.txt").read_text() == "not from a run"
+
+
+# -- tf.distribute ----------------------------------------------------------------------------
+#: Mirrored and single-device runs differ only by float rounding (two half-batch gradient sums
+#: instead of one full-batch sum); after the 60 steps of RUN_OPTIONS no weight differs by more.
+MIRRORED_TOLERANCE = 1e-4
+
+
+def restored_weights(run_dir: Path) -> list:
+    """The final weights of a finished run, restored in this process without a strategy."""
+    config = training.TrainConfig(**json.loads((run_dir / "config.json").read_text()) | {"run_dir": run_dir, "strategy": "default"})
+    objects = training.build(config)
+    info = objects.checkpoint.restore()
+    assert info.step == config.steps
+    return [variable.numpy() for variable in objects.model.trainable_variables]
+
+
+def test_two_workers_agree_survive_a_preemption_and_match_mirrored(tmp_path: Path) -> None:
+    """Two local workers: SIGTERM to worker 1 makes both save at one step; the restarted job ends like a mirrored run.
+
+    Without Dropout (whose masks depend on how the batch is split), so the mirrored run can also be
+    compared with a single-device run.
+    """
+    import numpy as np
+
+    folder = training.RunFolder(tmp_path / "workers")
+    options = ["--run-dir", str(folder.path), *RUN_OPTIONS, "--dropout", "0.0"]
+    first = training.signal_at_step(training.start_workers([*options, "--pause-per-step", "0.05"]), folder, 20, signal_number=signal.SIGTERM, target=1)
+    assert [run.returncode for run in first] == [training.interrupt_exit_code(signal.SIGTERM)] * 2, [run.stderr[-1500:] for run in first]
+    saved_at = folder.latest_step()
+    assert all(f"at step {saved_at};" in run.stderr for run in first) and 20 <= saved_at < 60
+    assert "a temporary folder" in first[1].stderr and sorted(entry.name for entry in folder.path.iterdir()) == ["checkpoints", "config.json", "logs"]
+
+    second = [training.finish(process) for process in training.start_workers(options)]
+    assert [run.returncode for run in second] == [0, 0], [run.stderr[-1500:] for run in second]
+    assert all(run.stdout.startswith(f"restored ckpt-{saved_at} ") for run in second)
+    fingerprints = {fingerprint_line(run.stdout) for run in second}
+    assert len(fingerprints) == 1 and folder.read_result()["replicas"] == 2  # both workers end with the same weights
+    assert "checkpoints in" not in second[1].stdout  # only the chief writes
+
+    mirrored = run_command(tmp_path / "mirrored", "--dropout", "0.0", "--strategy", "mirrored")
+    assert mirrored.returncode == 0, mirrored.stderr[-2000:]
+    assert fingerprint_line(mirrored.stdout) in fingerprints  # two workers = two mirrored replicas, bit for bit
+
+    single = run_command(tmp_path / "single", "--dropout", "0.0")
+    assert single.returncode == 0, single.stderr[-2000:]
+    differences = [np.max(np.abs(a - b)) for a, b in zip(restored_weights(tmp_path / "single"), restored_weights(folder.path))]
+    assert max(differences) <= MIRRORED_TOLERANCE, differences
