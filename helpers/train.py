@@ -797,7 +797,10 @@ def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_st
     stop_requests = _stop_requests(objects, saver, role) if handle_signals else contextlib.nullcontext(lambda: None)
     try:
         with _Writers(folder, is_chief) as writers, stop_requests as check_stop:
-            return _run(config, objects, train_iterator, saver, writers, info, check_stop, crash_at_step, pause_per_step, out)
+            return run_loop(
+                config, objects, train_iterator, saver, writers, info,
+                check_stop=check_stop, crash_at_step=crash_at_step, pause_per_step=pause_per_step, out=out,
+            )
     finally:
         saver.close()
 
@@ -822,8 +825,24 @@ class _Writers:
         self.validation.close()
 
 
-def _run(config, objects, train_iterator, saver, writers, info, check_stop, crash_at_step, pause_per_step, out) -> TrainResult:
-    """The loop itself: update, log, validate, save, stop on request; then the final save and report."""
+def run_loop(
+    config: TrainConfig,
+    objects: Objects,
+    train_iterator: Any,
+    saver: _Saver,
+    writers: "_Writers",
+    info: "RestoreInfo",
+    *,
+    check_stop: Callable[[], None],
+    crash_at_step: int | None,
+    pause_per_step: float,
+    out: Any,
+) -> TrainResult:
+    """The loop :func:`train` runs: update, log, validate, save, serve a stop request; then the final save and report.
+
+    Everything is keyed on the global step. ``check_stop`` runs after every call of the train step
+    (it saves and raises :class:`Interrupted` once a signal came).
+    """
     import tensorflow as tf
 
     model, optimizer, monitor, schedule = objects.model, objects.optimizer, objects.monitor, objects.schedule
