@@ -1,15 +1,14 @@
-"""helpers.train: config checks, what a run writes, and exact resumes after a crash or a SIGKILL."""
+"""helpers.train: config checks, refusals of bad input, what a run writes, exact resumes after a crash, a SIGKILL,
+Ctrl-C or SIGTERM, and the same loop on two replicas and on two worker processes."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
