@@ -222,7 +222,14 @@ def _require(name: str, ok: bool, expected: str) -> None:
 
 # -- the run folder ---------------------------------------------------------------------------
 class RunFolderError(RuntimeError):
-    """The run folder cannot be used as it is (a file where a folder belongs, an unreadable config ...)."""
+    """The run folder cannot be used as it is (a file where a folder belongs, an unreadable config ...).
+
+    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it.
+    """
+
+    def __init__(self, message: str, *, emptying_helps: bool) -> None:
+        super().__init__(message)
+        self.emptying_helps = emptying_helps
 
 
 @dataclass(frozen=True)
@@ -274,18 +281,16 @@ class RunFolder:
         """
         where = _shown(self.path)
         if self.path.exists() and not self.path.is_dir():
-            raise RunFolderError(f"{where} is a file, not a folder: give --run-dir a folder (new or from an earlier run)")
+            raise RunFolderError(f"{where} is a file, not a folder", emptying_helps=False)
         foreign = self.foreign_entries()
         if foreign:
-            raise RunFolderError(
-                f"{where} holds files no run writes ({', '.join(foreign[:5])}): give --run-dir a new folder or one an earlier run wrote"
-            )
+            raise RunFolderError(f"{where} holds files no run writes ({', '.join(foreign[:5])})", emptying_helps=False)
         for folder in (self.checkpoints, self.logs, self.train_logs, self.validation_logs):
             if folder.exists() and not folder.is_dir():
-                raise RunFolderError(f"{_shown(folder)} is a file where the run keeps a folder: move it away, or use --fresh")
+                raise RunFolderError(f"{_shown(folder)} is a file where the run keeps a folder", emptying_helps=True)
         for file in (self.config_file, self.result_file):
             if file.exists() and not file.is_file():
-                raise RunFolderError(f"{_shown(file)} is a folder where the run writes a file: move it away, or use --fresh")
+                raise RunFolderError(f"{_shown(file)} is a folder where the run writes a file", emptying_helps=True)
         self.saved_config()
 
     def saved_config(self) -> dict[str, Any] | None:
@@ -295,9 +300,9 @@ class RunFolder:
         try:
             saved = json.loads(self.config_file.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise RunFolderError(f"{_shown(self.config_file)} is not a run's config ({type(error).__name__}): move it away, or use --fresh") from None
+            raise RunFolderError(f"{_shown(self.config_file)} is not a run's config ({type(error).__name__})", emptying_helps=True) from None
         if not isinstance(saved, dict):
-            raise RunFolderError(f"{_shown(self.config_file)} is not a run's config (not a JSON object): move it away, or use --fresh")
+            raise RunFolderError(f"{_shown(self.config_file)} is not a run's config (not a JSON object)", emptying_helps=True)
         return saved
 
     def config_differences(self, config: TrainConfig) -> list[str]:
@@ -340,10 +345,10 @@ class RunFolder:
     def empty(self) -> None:
         """Remove what a run wrote (``--fresh``); :class:`RunFolderError` if the folder holds anything else."""
         if self.path.exists() and not self.path.is_dir():
-            raise RunFolderError(f"{_shown(self.path)} is a file, not a folder: give --run-dir a folder")
+            raise RunFolderError(f"{_shown(self.path)} is a file, not a folder", emptying_helps=False)
         foreign = self.foreign_entries()
         if foreign:  # --run-dir . or a typo must never delete unrelated files
-            raise RunFolderError(f"{_shown(self.path)} holds files no run writes ({', '.join(foreign[:5])}); refusing to empty it")
+            raise RunFolderError(f"{_shown(self.path)} holds files no run writes ({', '.join(foreign[:5])}); refusing to empty it", emptying_helps=False)
         if self.path.is_dir():
             shutil.rmtree(self.path)
 
@@ -384,7 +389,7 @@ def worker_role(tf_config: str | None) -> WorkerRole:
     Expected: ``{"cluster": {"worker": ["host:port", ...]}, "task": {"type": "worker", "index": i}}``.
     """
     if not tf_config:
-        raise ClusterConfigError("--strategy multiworker needs the TF_CONFIG environment variable (see helpers.train.local_tf_configs)")
+        raise ClusterConfigError("the multiworker strategy needs the TF_CONFIG environment variable (helpers.train.local_tf_configs writes it)")
     try:
         parsed = json.loads(tf_config)
         workers = parsed["cluster"]["worker"]
@@ -972,8 +977,42 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+class _StoppedEarly(Exception):
+    """SIGINT or SIGTERM while the training loop was not running (starting up, or finishing): nothing to save for it."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+
+def _stop_early(signal_number: int, _frame: object) -> None:
+    raise _StoppedEarly(signal_number)
+
+
+def _folder_hint(error: RunFolderError) -> str:
+    remedy = "move it away, or use --fresh" if error.emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
+    return f"{error}: {remedy}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command. Every refusal is one line on stderr and a non-zero status, before anything is written."""
+    """The command. Every refusal is one line on stderr and a non-zero status, before anything is written.
+
+    From the start, SIGINT and SIGTERM end the command with one line and status 128 + the signal's
+    number; once the loop runs they save a checkpoint first (:func:`train` with ``handle_signals``).
+    """
+    previous = {number: signal.signal(number, _stop_early) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _main(argv)
+    except _StoppedEarly as stop:
+        name = signal.Signals(stop.signal_number).name
+        message = f"stopped by {name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start"
+        return _fail(message, interrupt_exit_code(stop.signal_number))
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     config = config_from_args(parser, args)
@@ -988,19 +1027,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             worker_role(os.environ.get("TF_CONFIG"))
         except ClusterConfigError as error:
-            return _fail(str(error), USAGE_EXIT_CODE)
+            return _fail(f"{error} (see --help)", USAGE_EXIT_CODE)
     try:
         if args.fresh:
             folder.empty()
         folder.check()
     except RunFolderError as error:
-        return _fail(str(error), USAGE_EXIT_CODE)
+        return _fail(_folder_hint(error), USAGE_EXIT_CODE)
+    same_run_hint = "use the same options, --fresh, or another --run-dir"
     differences = folder.config_differences(config)
     if differences and folder.has_checkpoints():
         # train() would refuse this run whatever the checkpoints hold: say so before importing TensorFlow
         return _fail(
             f"CheckpointMismatchError: the checkpoints in {_shown(config.run_dir)} were written with another configuration "
-            f"({'; '.join(differences)}): use the same options, --fresh, or another --run-dir",
+            f"({'; '.join(differences)}): {same_run_hint}",
             MISMATCH_EXIT_CODE,
         )
 
@@ -1014,10 +1054,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as stop:
         return _fail(f"{stop}; run the same command again to resume from step {stop.step}", interrupt_exit_code(stop.signal_number))
     except CheckpointError as error:  # a mismatch, or checkpoints that are all damaged
-        return _fail(f"{type(error).__name__}: {error}; use the same options, --fresh, or another --run-dir", MISMATCH_EXIT_CODE)
+        return _fail(f"{type(error).__name__}: {error}; {same_run_hint}", MISMATCH_EXIT_CODE)
     except FloatingPointError as error:  # the run diverged: MAX_NON_FINITE_STEPS updates skipped
         return _fail(f"{type(error).__name__}: {error}", NON_FINITE_EXIT_CODE)
-    except (RunFolderError, StrategyError, ClusterConfigError) as error:
+    except RunFolderError as error:
+        return _fail(_folder_hint(error), USAGE_EXIT_CODE)
+    except (StrategyError, ClusterConfigError) as error:
         return _fail(str(error), USAGE_EXIT_CODE)
     except OSError as error:  # a folder that cannot be written, a full disk ...
         return _fail(f"{type(error).__name__}: {error}", 1)
@@ -1059,9 +1101,10 @@ def signal_at_step(
     *,
     signal_number: int = signal.SIGKILL,
     target: int = 0,
+    delay: float = 0.0,
     timeout: float = 120.0,
 ) -> list[Finished]:
-    """Once ``folder`` has a published checkpoint at ``step`` or later, send ``signal_number`` to ``processes[target]``; wait for all.
+    """Once ``folder`` has a published checkpoint at ``step`` or later (and ``delay`` seconds more), send ``signal_number`` to ``processes[target]``; wait for all.
 
     Every process is stopped by its id before this returns: on a timeout, or if a process ends
     before the checkpoint appears, all of them are killed and an ``AssertionError`` or
@@ -1076,6 +1119,7 @@ def signal_at_step(
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no checkpoint at step {step} or later in {_shown(folder.checkpoints)} within {timeout:.0f} s")
             time.sleep(0.01)
+        time.sleep(delay)
         os.kill(processes[target].pid, signal_number)
         return [finish(process, timeout=max(deadline - time.monotonic(), 30.0)) for process in processes]
     finally:

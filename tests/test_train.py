@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 from helpers import train as training
-from helpers.paths import repo_root
+from helpers.paths import checkpoint_name, repo_root
 
 #: One configuration for every subprocess run, so they all share the uninterrupted fingerprint.
 RUN_OPTIONS = ["--steps", "60", "--checkpoint-every", "10", "--eval-every", "20", "--log-every", "5", "--dropout", "0.2", "--warmup-steps", "5"]
@@ -120,19 +121,19 @@ def _file_as_run_dir(tmp_path: Path) -> Path:
 
 def _checkpoints_is_a_file(tmp_path: Path) -> Path:
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "checkpoints").write_text("")
+    training.RunFolder(tmp_path / "run").checkpoints.write_text("")
     return tmp_path / "run"
 
 
 def _config_is_not_json(tmp_path: Path) -> Path:
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "config.json").write_text("{not json")
+    training.RunFolder(tmp_path / "run").config_file.write_text("{not json")
     return tmp_path / "run"
 
 
 def _config_is_a_list(tmp_path: Path) -> Path:
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "config.json").write_text("[1, 2]")
+    training.RunFolder(tmp_path / "run").config_file.write_text("[1, 2]")
     return tmp_path / "run"
 
 
@@ -220,9 +221,10 @@ def test_importing_the_module_does_not_import_tensorflow() -> None:
 
 def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    (run_dir / "checkpoints").mkdir(parents=True)
-    (run_dir / "checkpoints" / "ckpt-50.index").write_bytes(b"")  # contents never read on this path
-    (run_dir / "config.json").write_text(json.dumps(training.TrainConfig(run_dir=run_dir, dropout=0.1).to_json()))
+    folder = training.RunFolder(run_dir)
+    folder.checkpoints.mkdir(parents=True)
+    (folder.checkpoints / f"{checkpoint_name(50)}.index").write_bytes(b"")  # contents never read on this path
+    folder.config_file.write_text(json.dumps(training.TrainConfig(run_dir=run_dir, dropout=0.1).to_json()))
     code = (
         "import sys, helpers.train as t\n"
         f"status = t.main(['--run-dir', {str(run_dir)!r}, '--dropout', '0.3'])\n"
@@ -261,29 +263,30 @@ def test_tiny_run_writes_checkpoints_logs_and_result(tmp_path: Path, capsys: pyt
     )
     result = training.train(config)
     assert (result.step, result.start_step, result.steps_run) == (12, 0, 12)
-    names = sorted(path.name for path in (config.run_dir / "checkpoints").glob("*.index"))
+    folder = training.RunFolder(config.run_dir)
+    names = sorted(path.name for path in folder.checkpoints.glob("*.index"))
     assert names == ["ckpt-10.index", "ckpt-12.index"]
-    state = tf.train.get_checkpoint_state(str(config.run_dir / "checkpoints"))
+    state = tf.train.get_checkpoint_state(str(folder.checkpoints))
     assert [Path(path).name for path in state.all_model_checkpoint_paths] == ["ckpt-10", "ckpt-12"]
     assert 0 < result.clipped_steps <= 12 and result.non_finite_steps == 0
-    saved = json.loads((config.run_dir / "result.json").read_text())
+    saved = folder.read_result()
     assert saved["fingerprint"] == result.fingerprint and len(saved["fingerprint"]) == 64
     assert saved["val_accuracy"] == saved["val_correct"] / saved["val_examples"]
 
-    train_logs = read_scalars(config.run_dir / "logs" / "train")
+    train_logs = read_scalars(folder.train_logs)
     assert {"loss", "learning_rate", "gradients/global_norm", "gradients/clipped"} <= set(train_logs)
     assert list(train_logs["loss"].steps) == [2, 4, 6, 8, 10, 12]
     schedule = training.make_schedule(config)
     expected_rates = [float(schedule(step - 1)) for step in train_logs["learning_rate"].steps]
     assert train_logs["learning_rate"].values == pytest.approx(expected_rates, rel=1e-6)
-    validation = read_scalars(config.run_dir / "logs" / "validation")
+    validation = read_scalars(folder.validation_logs)
     assert list(validation["accuracy"].steps) == [6, 12]
     assert validation["accuracy"].values[-1] == pytest.approx(result.val_accuracy)
 
     again = training.train(config)  # a finished run: restores, does nothing more
     assert (again.start_step, again.steps_run) == (12, 0)
     assert again.fingerprint == result.fingerprint and again.restore_message.startswith("restored ckpt-12")
-    assert len(read_scalars(config.run_dir / "logs" / "train")["loss"].steps) == 6
+    assert len(read_scalars(folder.train_logs)["loss"].steps) == 6
 
     with pytest.raises(CheckpointMismatchError, match=r"dropout=0\.1 there, 0\.3 here"):
         training.train(dataclasses.replace(config, dropout=0.3))
@@ -306,7 +309,7 @@ def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Pa
     assert "Traceback" not in message
     step, batches = map(int, re.search(r"global step (\d+), (\d+) batches drawn", message).groups())
     assert step == 1 and batches == step + training.MAX_NON_FINITE_STEPS
-    assert not (run_dir / "result.json").exists()
+    assert not training.RunFolder(run_dir).result_file.exists()
 
 
 # -- crashes, kills and signals in a subprocess ----------------------------------------------
@@ -314,7 +317,7 @@ def test_crash_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterr
     run_dir = tmp_path / "crashed"
     crashed = run_command(run_dir, "--crash-at-step", "47")
     assert crashed.returncode == training.CRASH_EXIT_CODE, crashed.stderr[-2000:]
-    assert not (run_dir / "result.json").exists()
+    assert not training.RunFolder(run_dir).result_file.exists()
     resumed = run_command(run_dir)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert resumed.stdout.splitlines()[0].startswith("restored ckpt-40 ")
@@ -341,7 +344,7 @@ def test_sigkill_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninte
 
     resumed = run_command(folder.path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert resumed.stdout.splitlines()[0].startswith(f"restored ckpt-{killed_at} ")
+    assert resumed.stdout.splitlines()[0].startswith(f"restored {checkpoint_name(killed_at)} ")
     assert folder.read_result()["start_step"] == killed_at
     assert fingerprint_line(resumed.stdout) == uninterrupted
 
@@ -352,12 +355,13 @@ def test_sigint_and_sigterm_save_at_the_current_step_and_the_rerun_resumes_exact
     stopped_at = []
     for signal_number, after_checkpoint in [(signal.SIGINT, 10), (signal.SIGTERM, 30)]:
         process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.1"])
-        [stopped] = training.signal_at_step([process], folder, after_checkpoint, signal_number=signal_number)
+        # a few steps after the periodic checkpoint (0.1 s per step), so the save that follows is the signal's
+        [stopped] = training.signal_at_step([process], folder, after_checkpoint, signal_number=signal_number, delay=0.25)
         assert stopped.returncode == training.interrupt_exit_code(signal_number) == 128 + signal_number, stopped.stderr[-2000:]
         step = folder.latest_step()
         message = stopped.stderr.strip().splitlines()[-1]
         assert message == (
-            f"error: stopped by {signal.Signals(signal_number).name} at step {step}; saved {folder.checkpoints / f'ckpt-{step}'}; "
+            f"error: stopped by {signal.Signals(signal_number).name} at step {step}; saved {folder.checkpoints / checkpoint_name(step)}; "
             f"run the same command again to resume from step {step}"
         ), stopped.stderr[-2000:]
         assert "Traceback" not in stopped.stderr and step % 10 != 0, "the save comes from the signal, not from --checkpoint-every"
@@ -366,8 +370,29 @@ def test_sigint_and_sigterm_save_at_the_current_step_and_the_rerun_resumes_exact
 
     resumed = run_command(folder.path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert resumed.stdout.splitlines()[0].startswith(f"restored ckpt-{stopped_at[1]} ")
+    assert resumed.stdout.splitlines()[0].startswith(f"restored {checkpoint_name(stopped_at[1])} ")
     assert fingerprint_line(resumed.stdout) == uninterrupted
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_starting_up_ends_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, signal_number: int
+) -> None:
+    """Ctrl-C while TensorFlow loads (here: during a stand-in for train) is one line and 130, not a traceback."""
+    import time
+
+    def starting_up(*_: object, **__: object) -> None:
+        os.kill(os.getpid(), signal_number)
+        time.sleep(5)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setattr(training, "train", starting_up)
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    assert training.main(["--run-dir", str(tmp_path / "run"), "--steps", "20"]) == 128 + signal_number
+    error = capsys.readouterr().err
+    assert error == f"error: stopped by {signal.Signals(signal_number).name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start\n"
+    assert {number: signal.getsignal(number) for number in before} == before  # the caller's handlers are back
+    assert not (tmp_path / "run").exists()
 
 
 def test_fresh_refuses_a_folder_with_files_no_run_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -386,7 +411,7 @@ MIRRORED_TOLERANCE = 1e-4
 
 def restored_weights(run_dir: Path) -> list:
     """The final weights of a finished run, restored in this process without a strategy."""
-    config = training.TrainConfig(**json.loads((run_dir / "config.json").read_text()) | {"run_dir": run_dir, "strategy": "default"})
+    config = training.TrainConfig(**training.RunFolder(run_dir).saved_config() | {"run_dir": run_dir, "strategy": "default"})
     objects = training.build(config)
     info = objects.checkpoint.restore()
     assert info.step == config.steps
@@ -407,11 +432,11 @@ def test_two_workers_agree_survive_a_preemption_and_match_mirrored(tmp_path: Pat
     assert [run.returncode for run in first] == [training.interrupt_exit_code(signal.SIGTERM)] * 2, [run.stderr[-1500:] for run in first]
     saved_at = folder.latest_step()
     assert all(f"at step {saved_at};" in run.stderr for run in first) and 20 <= saved_at < 60
-    assert "a temporary folder" in first[1].stderr and sorted(entry.name for entry in folder.path.iterdir()) == ["checkpoints", "config.json", "logs"]
+    assert "a temporary folder" in first[1].stderr and sorted(entry.name for entry in folder.path.iterdir()) == sorted(training.RunFolder.ENTRIES - {"result.json"})
 
     second = [training.finish(process) for process in training.start_workers(options)]
     assert [run.returncode for run in second] == [0, 0], [run.stderr[-1500:] for run in second]
-    assert all(run.stdout.startswith(f"restored ckpt-{saved_at} ") for run in second)
+    assert all(run.stdout.startswith(f"restored {checkpoint_name(saved_at)} ") for run in second)
     fingerprints = {fingerprint_line(run.stdout) for run in second}
     assert len(fingerprints) == 1 and folder.read_result()["replicas"] == 2  # both workers end with the same weights
     assert "checkpoints in" not in second[1].stdout  # only the chief writes
