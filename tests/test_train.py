@@ -114,53 +114,28 @@ def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns) for path in sorted(folder.rglob("*"))}
 
 
-def _file_as_run_dir(tmp_path: Path) -> Path:
-    (tmp_path / "notes.txt").write_text("mine")
-    return tmp_path / "notes.txt"
-
-
-def _checkpoints_is_a_file(tmp_path: Path) -> Path:
-    (tmp_path / "run").mkdir()
-    training.RunFolder(tmp_path / "run").checkpoints.write_text("")
-    return tmp_path / "run"
-
-
-def _config_is_not_json(tmp_path: Path) -> Path:
-    (tmp_path / "run").mkdir()
-    training.RunFolder(tmp_path / "run").config_file.write_text("{not json")
-    return tmp_path / "run"
-
-
-def _config_is_a_list(tmp_path: Path) -> Path:
-    (tmp_path / "run").mkdir()
-    training.RunFolder(tmp_path / "run").config_file.write_text("[1, 2]")
-    return tmp_path / "run"
-
-
-def _foreign_files(tmp_path: Path) -> Path:
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "thesis.tex").write_text("mine")
-    return tmp_path / "run"
-
-
 @pytest.mark.parametrize(
-    ("make_run_dir", "says"),
+    ("files", "run_name", "says"),
     [
-        (_file_as_run_dir, "is a file, not a folder"),
-        (_checkpoints_is_a_file, "is a file where the run keeps a folder"),
-        (_config_is_not_json, "is not a run's config (JSONDecodeError)"),
-        (_config_is_a_list, "is not a run's config (not a JSON object)"),
-        (_foreign_files, "holds files no run writes (thesis.tex)"),
+        ({"notes.txt": "mine"}, "notes.txt", "is a file, not a folder"),
+        ({"run/checkpoints": ""}, "run", "is a file where the run keeps a folder"),
+        ({"run/config.json": "{not json"}, "run", "is not a run's config (JSONDecodeError)"),
+        ({"run/config.json": "[1, 2]"}, "run", "is not a run's config (not a JSON object)"),
+        ({"run/thesis.tex": "mine"}, "run", "holds files no run writes (thesis.tex)"),
     ],
 )
 def test_an_unusable_run_folder_is_refused_in_one_line_and_left_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], make_run_dir, says: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], run_name: str, says: str
 ) -> None:
-    run_dir = make_run_dir(tmp_path)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    run_dir = tmp_path / run_name
     before = folder_state(tmp_path)
     assert training.main(["--run-dir", str(run_dir), "--steps", "20"]) == training.USAGE_EXIT_CODE
     error = capsys.readouterr().err
     assert error.startswith("error: ") and says in error and error.count("\n") == 1, error
+    assert error.rstrip().endswith(("move it away, or use --fresh", "give --run-dir a new folder or one an earlier run wrote")), error
     assert folder_state(tmp_path) == before
     with pytest.raises(training.RunFolderError, match=re.escape(says)):
         training.train(training.TrainConfig(run_dir=run_dir, steps=20))
