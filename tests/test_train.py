@@ -380,7 +380,8 @@ def test_fresh_refuses_a_folder_with_files_no_run_writes(tmp_path: Path, capsys:
 
 # -- tf.distribute ----------------------------------------------------------------------------
 #: Mirrored and single-device runs differ only by float rounding (two half-batch gradient sums
-#: instead of one full-batch sum); after the 60 steps of RUN_OPTIONS no weight differs by more.
+#: instead of one full-batch sum). For RUN_OPTIONS (seed 0, 60 Adam steps) no weight differs by more;
+#: Adam can amplify a rounding difference at other seeds (chapter 09, *Mirrored vs single device*).
 MIRRORED_TOLERANCE = 1e-4
 
 
