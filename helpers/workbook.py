@@ -79,6 +79,23 @@ def parse_value(text: str) -> object:
         return text
 
 
+def _ipc_kernel_manager() -> type:
+    """A Jupyter kernel manager whose kernel talks over local IPC sockets instead of TCP.
+
+    With TCP, ipykernel warns on every start that its traffic is not encrypted
+    (``IPKernelApp.init_sockets``); IPC sockets are files in Jupyter's runtime folder, reachable only
+    on this machine, so the warning does not apply and is not printed.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IpcKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: object) -> None:
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+    return IpcKernelManager
+
+
 def execute(
     notebook: Path,
     output: Path,
@@ -101,6 +118,7 @@ def execute(
             cwd=str(cwd if cwd is not None else notebook.parent),
             progress_bar=progress,
             log_output=False,
+            kernel_manager_class=_ipc_kernel_manager(),
         )
     except PapermillExecutionError as error:
         first_line = (str(error.evalue).strip().splitlines() or [""])[0]
