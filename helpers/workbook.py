@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import sys
 import time
@@ -225,6 +226,41 @@ def refresh_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def lab_arguments(port: int, token: str, *, as_root: bool | None = None) -> list[str]:
+    """The ``jupyter lab`` command line of ``make lab``: on 127.0.0.1 only, with a token, no news or update checks.
+
+    As root (a container) JupyterLab refuses to start without ``--allow-root``, so it is added there.
+    The news feed and the update check would each try the network and ask the learner first.
+    """
+    arguments = [
+        sys.executable, "-m", "jupyterlab",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--no-browser",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={repo_root()}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if as_root if as_root is not None else os.geteuid() == 0:
+        arguments.append("--allow-root")
+    return arguments
+
+
+def lab_command(args: argparse.Namespace) -> int:
+    import secrets
+    import subprocess
+
+    token = secrets.token_urlsafe(24)
+    print(f"JupyterLab on http://127.0.0.1:{args.port}/lab/tree/notebooks/00_start_here.ipynb?token={token}", flush=True)
+    print("(Ctrl-C twice stops it)", flush=True)
+    try:
+        return subprocess.run(lab_arguments(args.port, token), cwd=repo_root()).returncode
+    except KeyboardInterrupt:
+        return 0
+
+
 def list_command(_: argparse.Namespace) -> int:
     for path in notebooks():
         print(path.stem)
@@ -247,6 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     refresh.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
     refresh.add_argument("--no-progress", action="store_true")
     refresh.set_defaults(handler=refresh_command)
+
+    lab = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
+    lab.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default: 8888)")
+    lab.set_defaults(handler=lab_command)
 
     listing = sub.add_parser("list", help="list the notebooks in order")
     listing.set_defaults(handler=list_command)

@@ -1,0 +1,107 @@
+"""``make lab``: JupyterLab on 127.0.0.1 with a token, the workbook's notebooks listed, and a kernel that runs a cell."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+from helpers import workbook
+from helpers.paths import repo_root
+from helpers.train import free_port
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+def run_in_kernel(port: int, token: str, kernel_id: str, code: str, timeout: float = 120.0) -> tuple[str, str]:
+    """Execute ``code`` through the server's websocket; return (status of the reply, text the cell printed)."""
+    import websocket
+
+    channel = websocket.create_connection(f"ws://127.0.0.1:{port}/api/kernels/{kernel_id}/channels?token={token}", timeout=timeout)
+    try:
+        msg_id = uuid.uuid4().hex
+        header = {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex, "msg_type": "execute_request", "version": "5.3", "date": ""}
+        content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+        channel.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell", "buffers": []}))
+        printed, status, idle = [], None, False
+        deadline = time.monotonic() + timeout
+        while status is None or not idle:
+            assert time.monotonic() < deadline, "the kernel did not answer in time"
+            message = json.loads(channel.recv())
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = message["msg_type"]
+            if kind == "stream":
+                printed.append(message["content"]["text"])
+            elif kind == "error":
+                printed.append("\n".join(message["content"]["traceback"]))
+            elif kind == "execute_reply":
+                status = message["content"]["status"]
+            elif kind == "status" and message["content"]["execution_state"] == "idle":
+                idle = True
+        return status, "".join(printed)
+    finally:
+        channel.close()
+
+
+def test_lab_arguments_bind_localhost_with_a_token_and_allow_root_only_as_root() -> None:
+    arguments = workbook.lab_arguments(8888, "abc", as_root=False)
+    assert "--ip=127.0.0.1" in arguments and "--IdentityProvider.token=abc" in arguments and "--no-browser" in arguments
+    assert "--LabApp.news_url=None" in arguments and "--allow-root" not in arguments
+    assert workbook.lab_arguments(8888, "abc", as_root=True)[-1] == "--allow-root"
+
+
+def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kernel() -> None:
+    port, token = free_port(), secrets.token_urlsafe(16)
+    server = subprocess.Popen(workbook.lab_arguments(port, token), cwd=repo_root(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if get(f"{base}/api/status?token={token}")[0] == 200:
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            assert server.poll() is None, f"jupyter lab ended: {server.stdout.read()[-2000:]}"
+            assert time.monotonic() < deadline, "jupyter lab did not answer within 90 s"
+            time.sleep(0.25)
+
+        status, listing = get(f"{base}/api/contents/notebooks?token={token}")
+        names = {entry["name"] for entry in json.loads(listing)["content"]}
+        assert status == 200 and {path.name for path in workbook.notebooks()} <= names
+        assert get(f"{base}/api/contents/notebooks")[0] == 403, "a request without the token must be refused"
+        status, page = get(f"{base}/lab?token={token}")
+        page_config = json.loads(page.split('id="jupyter-config-data" type="application/json">', 1)[1].split("</script>", 1)[0])
+        assert status == 200 and page_config["news"] == {"disabled": True}  # no "Jupyter news?" prompt, no feed fetched
+
+        request = urllib.request.Request(f"{base}/api/kernels?token={token}", data=json.dumps({"name": "python3"}).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            kernel_id = json.loads(response.read())["id"]
+        code = "import helpers\nhelpers.quiet_tensorflow_logs()\nimport tensorflow as tf\nprint(tf.__version__, float(tf.reduce_sum(tf.ones([2, 3]))), helpers.repo_root().name)"
+        reply, printed = run_in_kernel(port, token, kernel_id, code)
+        import tensorflow as tf
+
+        assert reply == "ok", printed
+        assert printed.split() == [tf.__version__, "6.0", repo_root().name], printed
+    finally:
+        server.terminate()  # by its process id; the server shuts its kernels down
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
