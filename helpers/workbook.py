@@ -3,10 +3,14 @@
     python -m helpers.workbook list
     python -m helpers.workbook run [--only 01 03] [--fast] [-p SEED 7] [--output-dir DIR]
     python -m helpers.workbook refresh [01 ...]
+    python -m helpers.workbook book
+    python -m helpers.workbook lab [--port 8888]
 
 ``run`` executes the notebooks in order into ``build/executed/`` (the sources are not touched),
 shows progress, prints a table of notebook, status and wall time (also written to
-``build/executed/report.md``) and exits 1 naming the notebook and cell of every failure.
+``build/executed/report.md``), builds the HTML book of that run in ``build/book/``
+(:mod:`helpers.book`) and exits 1 naming the notebook and cell of every failure. ``book`` builds the
+book from the stored outputs instead; ``lab`` opens the workbook in JupyterLab.
 
 ``refresh`` is for contributors: it executes each notebook from top to bottom into the build
 area and, only if that run succeeds, replaces the stored notebook with the executed copy,
@@ -203,10 +207,25 @@ def run_command(args: argparse.Namespace) -> int:
     print()
     print(table)
     print(f"\nexecuted copies and report.md in {display_path(output_dir)}")
+    from helpers import book
+
+    chapters = [book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()]
+    started = time.perf_counter()
+    index = book.build(chapters, build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
+    print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; open it in a browser, it works offline)")
     failures = [result for result in results if not result.ok]
     for result in failures:
         print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
     return 1 if failures else 0
+
+
+def book_command(_: argparse.Namespace) -> int:
+    """Build the book from the notebooks' stored outputs, without executing anything."""
+    from helpers import book
+
+    index = book.build([book.Chapter(path) for path in notebooks()], build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
+    print(f"book: {display_path(index)}")
+    return 0
 
 
 def refresh_command(args: argparse.Namespace) -> int:
@@ -283,6 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     refresh.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
     refresh.add_argument("--no-progress", action="store_true")
     refresh.set_defaults(handler=refresh_command)
+
+    book_parser = sub.add_parser("book", help="build the HTML book in build/book from the stored outputs (make run builds it from its own run)")
+    book_parser.set_defaults(handler=book_command)
 
     lab = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
     lab.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default: 8888)")

@@ -1,0 +1,125 @@
+"""The workbook as a static HTML book that works offline: ``build/book/index.html`` and one page per chapter.
+
+:func:`build` renders executed notebooks with nbconvert's own HTML exporter (its "lab" template,
+minus the scripts it would fetch from a CDN; see ``book_template/index.html.j2``), plus the seed map
+and the glossary, and writes an index with every chapter in order, what it teaches, and the status
+and wall time of the run that produced it. Figures are embedded in the pages; links between
+notebooks (``05_checkpoints.ipynb#anchor``) or to the seed map and glossary (``seed_map.md``) become
+links between pages (``05_checkpoints.html#anchor``);
+exercise solutions stay in their ``<details>`` element, closed until the reader opens them.
+
+nbconvert is chosen over a site generator because it is already pinned for the tests, renders
+exactly what JupyterLab shows, and needs no theme or plugin download at build time.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+#: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present.
+EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
+_PAGE_LINK = re.compile(r'href="(\d{2}_[A-Za-z0-9_]+\.ipynb|' + "|".join(re.escape(name) for name, _ in EXTRA_PAGES) + r')(#[^"]*)?"')
+_TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One notebook of the book, with the outcome of the run that executed it (None: stored outputs)."""
+
+    notebook: Path
+    ok: bool | None = None
+    seconds: float | None = None
+
+    @property
+    def page(self) -> str:
+        return f"{self.notebook.stem}.html"
+
+
+def title_and_summary(notebook: nbformat.NotebookNode) -> tuple[str, str]:
+    """The first cell's ``# title`` and its first paragraph, as plain text."""
+    source = notebook.cells[0].source if notebook.cells and notebook.cells[0].cell_type == "markdown" else ""
+    lines = source.strip().splitlines()
+    title = lines[0].lstrip("#").strip() if lines else ""
+    paragraphs = [block.strip() for block in "\n".join(lines[1:]).split("\n\n") if block.strip()]
+    summary = " ".join(paragraphs[0].split()) if paragraphs else ""
+    return title, summary
+
+
+def _local_links(page: str) -> str:
+    """Links to a notebook or to an extra page's Markdown file become links to its page in the book."""
+    return _PAGE_LINK.sub(lambda match: f'href="{Path(match.group(1)).stem}.html{match.group(2) or ""}"', page)
+
+
+def _render_notebook(path: Path) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="book_template", extra_template_basedirs=[str(_TEMPLATE_DIR.parent)])
+    body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
+    return _local_links(body)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(title)}</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;vertical-align:top}"
+        "code{background:#f3f3f3;padding:0 .2rem}.failed{color:#b00}</style></head>"
+        f"<body><nav><a href=\"index.html\">&larr; all chapters</a></nav>\n{body}\n</body></html>\n"
+    )
+
+
+def _render_markdown_page(path: Path, title: str) -> str:
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return _page(title, _local_links(markdown2html_mistune(path.read_text(encoding="utf-8"))))
+
+
+def _status(chapter: Chapter) -> str:
+    if chapter.ok is None:
+        return "stored outputs"
+    if chapter.ok:
+        return f"ran ok in {chapter.seconds:.1f} s"
+    return f'<span class="failed">FAILED after {chapter.seconds:.1f} s</span>'
+
+
+def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
+    """Write the book into ``out_dir`` (emptied first); return the index page's path."""
+    import shutil
+
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    rows = []
+    for chapter in chapters:
+        title, summary = title_and_summary(nbformat.read(chapter.notebook, as_version=4))
+        (out_dir / chapter.page).write_text(_render_notebook(chapter.notebook), encoding="utf-8")
+        rows.append(
+            f'<tr><td><a href="{chapter.page}">{html.escape(title)}</a></td>'
+            f"<td>{html.escape(summary)}</td><td>{_status(chapter)}</td></tr>"
+        )
+    extras = []
+    for name, title in EXTRA_PAGES:
+        source = notebooks_dir / name
+        if source.is_file():
+            page = Path(name).with_suffix(".html").name
+            (out_dir / page).write_text(_render_markdown_page(source, title), encoding="utf-8")
+            extras.append(f'<li><a href="{page}">{html.escape(title)}</a></li>')
+    body = (
+        "<h1>TensorFlow 2 training utilities: a tested workbook</h1>"
+        "<p>Each chapter is a notebook executed top to bottom; its page shows the code, every output and every "
+        "figure of that run. Exercise solutions are collapsed: open them after you have tried. "
+        f"Built {time.strftime('%Y-%m-%d %H:%M')}; the pages work offline from this folder.</p>"
+        "<table><tr><th>chapter</th><th>what it teaches</th><th>run</th></tr>" + "".join(rows) + "</table>"
+        + (f"<h2>Also</h2><ul>{''.join(extras)}</ul>" if extras else "")
+    )
+    index = out_dir / "index.html"
+    index.write_text(_page("TensorFlow 2 training utilities", body).replace('<nav><a href="index.html">&larr; all chapters</a></nav>\n', ""), encoding="utf-8")
+    return index

@@ -1,0 +1,62 @@
+"""helpers.book: the offline HTML book, built from the stored notebooks (no execution)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+import pytest
+
+from helpers import book, workbook
+
+EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
+CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
+LOCAL_LINK = re.compile(r'href="(?!https?:|mailto:|#|data:)([^"#]+)(#[^"]*)?"')
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("book") / "book"
+    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in workbook.notebooks()]
+    chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
+    index = book.build(chapters, out, notebooks_dir=workbook.NOTEBOOKS_DIR)
+    assert index == out / "index.html"
+    return out
+
+
+def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path) -> None:
+    index = (built / "index.html").read_text(encoding="utf-8")
+    pages = re.findall(r'<td><a href="(\d{2}_\w+\.html)">', index)
+    assert pages == [f"{path.stem}.html" for path in workbook.notebooks()]
+    for path in workbook.notebooks():
+        title, summary = book.title_and_summary(nbformat.read(path, as_version=4))
+        assert title and summary and title in index, path.stem
+    assert index.count("ran ok in 1.5 s") == len(pages) - 1 and "FAILED after 2.0 s" in index
+    assert 'href="seed_map.html"' in index
+
+
+def test_pages_are_complete_and_offline(built: Path) -> None:
+    for page in sorted(built.glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert not EXTERNAL_RESOURCE.search(text), f"{page.name} loads {EXTERNAL_RESOURCE.search(text).group(0)}"
+        assert not CSS_URL.findall(text), f"{page.name} has CSS url({CSS_URL.findall(text)[:1]})"
+        for target, anchor in LOCAL_LINK.findall(text):
+            assert (built / target).is_file(), f"{page.name} links to missing {target}"
+            if anchor:
+                # compared percent-decoded, as a browser matches a fragment with an id
+                ids = {unquote(html.unescape(found)) for found in re.findall(r'id="([^"]+)"', (built / target).read_text(encoding="utf-8"))}
+                assert unquote(anchor[1:]) in ids, f"{page.name} links to {target}{anchor}, which has no such id"
+    chapter = (built / "08_capstone.html").read_text(encoding="utf-8")
+    stored = nbformat.read(workbook.NOTEBOOKS_DIR / "08_capstone.ipynb", as_version=4)
+    solutions = [cell for cell in stored.cells if "solution" in cell.metadata.get("tags", [])]
+    assert "Capstone" in chapter and "quiet_tensorflow_logs" in chapter and "highlight" in chapter  # text and highlighted code
+    assert "finished at step" in chapter and "data:image/png;base64," in chapter  # an output and a figure
+    assert chapter.count("<details>") == len(solutions) and "<details open" not in chapter  # solutions stay closed
+
+
+def test_links_between_notebooks_become_links_between_pages(built: Path) -> None:
+    seed_map = (built / "seed_map.html").read_text(encoding="utf-8")
+    assert ".ipynb" not in "".join(LOCAL_LINK.findall(seed_map)[0]) and re.search(r'href="\d{2}_\w+\.html#', seed_map)
