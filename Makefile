@@ -9,13 +9,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test refresh unit lab clean help
+.PHONY: run test refresh unit lab book clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
 	@echo "make test    the full test suite (what .ci/run runs)"
 	@echo "make unit    only the unit tests of helpers/ (fast, no notebooks)"
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
+	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
 	@echo "make clean   remove build/ (keeps .venv)"
 
@@ -25,14 +26,24 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
 	touch $(STAMP)
 
+# tests/test_browser.py opens the book and JupyterLab in Debian's headless Chromium; make test installs it
+# (as root, through apt) when /usr/bin/chromedriver is missing.
+CHROMEDRIVER := /usr/bin/chromedriver
+$(CHROMEDRIVER):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+
 run: $(STAMP)
 	$(PY) -m helpers.workbook run $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMEDRIVER)
 	$(PY) -m pytest $(ARGS)
 
-unit: $(STAMP)
+unit: $(STAMP) $(CHROMEDRIVER)
 	$(PY) -m pytest tests -m "not notebook" $(ARGS)
+
+book: $(STAMP)
+	$(PY) -m helpers.workbook book
 
 lab: $(STAMP)
 	$(PY) -m helpers.workbook lab $(ARGS)

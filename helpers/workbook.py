@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -267,6 +268,54 @@ def lab_arguments(port: int, token: str, *, as_root: bool | None = None) -> list
     return arguments
 
 
+#: Jupyter configuration ``make lab`` adds: ``labconfig/default_setting_overrides.json`` sets JupyterLab's
+#: defaults to fetch no news and check for no update (a learner's own settings still win).
+LAB_CONFIG_DIR = Path(__file__).resolve().parent / "lab_config"
+
+
+def lab_environment() -> dict[str, str]:
+    """The environment of ``make lab``'s JupyterLab: this one plus :data:`LAB_CONFIG_DIR` on Jupyter's config path."""
+    existing = os.environ.get("JUPYTER_CONFIG_PATH")
+    return {**os.environ, "JUPYTER_CONFIG_PATH": os.pathsep.join(filter(None, [str(LAB_CONFIG_DIR), existing]))}
+
+
+@contextlib.contextmanager
+def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]:
+    """Start :func:`lab_arguments`'s JupyterLab, wait until it answers, yield its base URL; stop it by its process id.
+
+    Used by the tests; ``make lab`` runs the same command in the foreground.
+    """
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    server = subprocess.Popen(
+        lab_arguments(port, token), cwd=repo_root(), env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                if server.poll() is not None:
+                    raise RuntimeError(f"jupyter lab ended with status {server.returncode}: {server.stdout.read()[-2000:]}") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s") from None
+                time.sleep(0.25)
+        yield base
+    finally:
+        server.terminate()  # the server shuts its kernels down
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+
+
 def lab_command(args: argparse.Namespace) -> int:
     import secrets
     import subprocess
@@ -275,7 +324,7 @@ def lab_command(args: argparse.Namespace) -> int:
     print(f"JupyterLab on http://127.0.0.1:{args.port}/lab/tree/notebooks/00_start_here.ipynb?token={token}", flush=True)
     print("(Ctrl-C twice stops it)", flush=True)
     try:
-        return subprocess.run(lab_arguments(args.port, token), cwd=repo_root()).returncode
+        return subprocess.run(lab_arguments(args.port, token), cwd=repo_root(), env=lab_environment()).returncode
     except KeyboardInterrupt:
         return 0
 

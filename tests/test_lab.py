@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -65,20 +64,7 @@ def test_lab_arguments_bind_localhost_with_a_token_and_allow_root_only_as_root()
 
 def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kernel() -> None:
     port, token = free_port(), secrets.token_urlsafe(16)
-    server = subprocess.Popen(workbook.lab_arguments(port, token), cwd=repo_root(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if get(f"{base}/api/status?token={token}")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            assert server.poll() is None, f"jupyter lab ended: {server.stdout.read()[-2000:]}"
-            assert time.monotonic() < deadline, "jupyter lab did not answer within 90 s"
-            time.sleep(0.25)
-
+    with workbook.lab_server(port, token) as base:
         status, listing = get(f"{base}/api/contents/notebooks?token={token}")
         names = {entry["name"] for entry in json.loads(listing)["content"]}
         assert status == 200 and {path.name for path in workbook.notebooks()} <= names
@@ -96,12 +82,5 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
 
         assert reply == "ok", printed
         assert printed.split() == [tf.__version__, "6.0", repo_root().name], printed
-    finally:
-        server.terminate()  # by its process id; the server shuts its kernels down
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    with pytest.raises((urllib.error.URLError, ConnectionError)):
+    with pytest.raises((urllib.error.URLError, ConnectionError)):  # stopped by its process id
         urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
