@@ -274,9 +274,16 @@ LAB_CONFIG_DIR = Path(__file__).resolve().parent / "lab_config"
 
 
 def lab_environment() -> dict[str, str]:
-    """The environment of ``make lab``'s JupyterLab: this one plus :data:`LAB_CONFIG_DIR` on Jupyter's config path."""
-    existing = os.environ.get("JUPYTER_CONFIG_PATH")
-    return {**os.environ, "JUPYTER_CONFIG_PATH": os.pathsep.join(filter(None, [str(LAB_CONFIG_DIR), existing]))}
+    """The environment of ``make lab``'s JupyterLab and its kernels.
+
+    This one plus :data:`LAB_CONFIG_DIR` on Jupyter's config path, and the virtual environment's
+    ``bin`` folder first on ``PATH``: ``make lab`` runs ``.venv/bin/python`` without activating the
+    environment, and ``%tensorboard`` looks for the ``tensorboard`` program on ``PATH``
+    ("ERROR: Could not find `tensorboard`" otherwise).
+    """
+    config_path = os.pathsep.join(filter(None, [str(LAB_CONFIG_DIR), os.environ.get("JUPYTER_CONFIG_PATH")]))
+    path = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), os.environ.get("PATH")]))
+    return {**os.environ, "JUPYTER_CONFIG_PATH": config_path, "PATH": path}
 
 
 @contextlib.contextmanager

@@ -84,3 +84,48 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
         assert printed.split() == [tf.__version__, "6.0", repo_root().name], printed
     with pytest.raises((urllib.error.URLError, ConnectionError)):  # stopped by its process id
         urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+
+
+def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_and_is_stopped(tmp_path) -> None:
+    """Chapter 06's guarded ``%tensorboard`` cell, run in a real kernel as JupyterLab starts it (JPY_SESSION_NAME set)."""
+    import os
+    import signal
+
+    import nbformat
+    import tensorflow as tf
+    from jupyter_client.manager import start_new_kernel
+    from tensorboard import manager
+
+    notebook = nbformat.read(workbook.NOTEBOOKS_DIR / "06_tensorboard.ipynb", as_version=4)
+    [cell] = [cell for cell in notebook.cells if "tensorboard-magic" in cell.metadata.get("tags", [])]
+    log_root = tmp_path / "logs"
+    with tf.summary.create_file_writer(str(log_root / "train")).as_default():
+        tf.summary.scalar("loss", 0.5, step=1)
+    jupyterlab_kernel_env = {**workbook.lab_environment(), "JPY_SESSION_NAME": "notebooks/06_tensorboard.ipynb"}  # as make lab's server sets it
+    kernel, client = start_new_kernel(kernel_name="python3", env=jupyterlab_kernel_env)
+    started = []
+    try:
+        shown = []
+        reply = client.execute_interactive(
+            f"import os\nLOG_ROOT = {str(log_root)!r}\n{cell.source}", timeout=120, output_hook=lambda message: shown.append(str(message["content"]))
+        )
+        assert reply["content"]["status"] == "ok" and not any("ERROR" in text for text in shown), shown
+        started = [info for info in manager.get_all() if info.logdir == str(log_root)]
+        assert len(started) == 1, "the cell should have started one TensorBoard for this logdir"
+        info = started[0]
+        status, runs = get(f"http://127.0.0.1:{info.port}/data/runs")
+        assert status == 200 and json.loads(runs) == ["train"] and "--host 127.0.0.1" in cell.source
+    finally:
+        client.stop_channels()
+        kernel.shutdown_kernel(now=True)
+        for info in started:  # the magic's TensorBoard outlives the kernel: stop it by its process id
+            os.kill(info.pid, signal.SIGTERM)
+    for info in started:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{info.port}/data/runs", timeout=2)
+            except (urllib.error.URLError, ConnectionError):
+                break
+            assert time.monotonic() < deadline, "TensorBoard still answers after SIGTERM"
+            time.sleep(0.2)
