@@ -35,7 +35,7 @@ def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path) -> Non
         title, summary = book.title_and_summary(nbformat.read(path, as_version=4))
         assert title and summary and title in index, path.stem
     assert index.count("ran ok in 1.5 s") == len(pages) - 1 and "FAILED after 2.0 s" in index
-    assert 'href="seed_map.html"' in index
+    assert 'href="seed_map.html"' in index and 'href="glossary.html"' in index
 
 
 def test_pages_are_complete_and_offline(built: Path) -> None:

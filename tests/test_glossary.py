@@ -130,7 +130,9 @@ def test_every_api_name_is_true_to_the_pinned_versions(row: tuple[int, list[str]
     cell = row[1][2]
     items = cell.split("; ")
     for item in items:
-        assert API_ITEM.fullmatch(item), f"{where}: {item!r} is not a `name`, optionally followed by (gone), (tf.compat.v1 only) or (the workbook's own)"
+        assert API_ITEM.fullmatch(item), (
+            f"{where}: {item!r} is not a `name`, optionally followed by (gone), (tf.compat.v1 only) or (the workbook's own)"
+        )
     names = _api_names(cell)
     assert names, f"{where}: no API name"
     for name, mark in names:
@@ -139,12 +141,16 @@ def test_every_api_name_is_true_to_the_pinned_versions(row: tuple[int, list[str]
         elif mark == GONE:
             assert not resolve(name), f"{where}: {name} is marked (gone) but resolves"
             if name.startswith("tf."):
-                assert not resolve(v1_path(name)), f"{where}: {name} is marked (gone) but {v1_path(name)} resolves: mark it (tf.compat.v1 only)"
+                assert not resolve(v1_path(name)), (
+                    f"{where}: {name} is marked (gone) but {v1_path(name)} resolves: mark it (tf.compat.v1 only)"
+                )
         elif mark == COMPAT_V1:
             assert not resolve(name), f"{where}: {name} is marked (tf.compat.v1 only) but resolves in TF 2"
             assert resolve(v1_path(name)), f"{where}: {name} is marked (tf.compat.v1 only) but {v1_path(name)} does not resolve"
         else:
-            assert name.startswith("helpers.") and resolve(name), f"{where}: {name} is marked (the workbook's own) but is not a helpers function"
+            assert name.startswith("helpers.") and resolve(name), (
+                f"{where}: {name} is marked (the workbook's own) but is not a helpers function"
+            )
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)
