@@ -188,10 +188,6 @@ class TrainConfig:
         return values
 
 
-#: Kept for readers of chapter 08: the fields a resume must share (``TrainConfig.TRAJECTORY_FIELDS``).
-TRAJECTORY_FIELDS = TrainConfig.TRAJECTORY_FIELDS
-
-
 def config_options() -> list[dataclasses.Field]:
     """The :class:`TrainConfig` fields that are command-line options (all but ``run_dir``), in order."""
     return [entry for entry in dataclasses.fields(TrainConfig) if entry.name != "run_dir"]
@@ -358,11 +354,6 @@ def _write_json(path: Path, values: Mapping[str, Any]) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     partial.write_text(json.dumps(values, indent=2) + "\n")
     os.replace(partial, path)  # readers see the old file or the new one, never half of one
-
-
-def read_result(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """The ``result.json`` a finished run wrote in ``run_dir``."""
-    return RunFolder(Path(run_dir)).read_result()
 
 
 # -- the cluster of worker processes ----------------------------------------------------------

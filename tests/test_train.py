@@ -39,7 +39,7 @@ def uninterrupted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run_command(run_dir)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "no checkpoint" in result.stdout.splitlines()[0]
-    saved = training.read_result(run_dir)
+    saved = training.RunFolder(run_dir).read_result()
     assert 0 < saved["clipped_steps"] < saved["step"], "the default clip_norm should clip some updates, not all"
     assert saved["non_finite_steps"] == 0 and saved["val_accuracy"] > 0.8
     assert fingerprint_line(result.stdout) == saved["fingerprint"]
@@ -49,7 +49,7 @@ def uninterrupted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def uninterrupted(uninterrupted_run: Path) -> str:
     """The uninterrupted run's fingerprint."""
-    return training.read_result(uninterrupted_run)["fingerprint"]
+    return training.RunFolder(uninterrupted_run).read_result()["fingerprint"]
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def test_config_is_frozen_and_knows_its_trajectory(tmp_path: Path) -> None:
     assert config.run_dir == tmp_path
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.steps = 5  # type: ignore[misc]
-    assert set(config.trajectory()) == set(training.TRAJECTORY_FIELDS) and "log_every" not in config.trajectory()
+    assert set(config.trajectory()) == set(training.TrainConfig.TRAJECTORY_FIELDS) and "log_every" not in config.trajectory()
 
 
 @pytest.mark.parametrize(
