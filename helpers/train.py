@@ -698,6 +698,12 @@ class _Saver:
         self.last_saved = self.step()
         return saved
 
+    def save_current(self) -> Path | None:
+        """Save unless this step is saved already; the chief's checkpoint path (None on another worker)."""
+        if self.last_saved != self.step():
+            return self.save()
+        return self.objects.checkpoint.directory / checkpoint_name(self.step()) if self.is_chief else None
+
     def close(self) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -722,8 +728,7 @@ def _stop_requests(objects: Objects, saver: _Saver, role: WorkerRole | None) -> 
 
             def check() -> None:
                 if received:
-                    saved = saver.save() if saver.last_saved != saver.step() else objects.checkpoint.directory / checkpoint_name(saver.step())
-                    raise Interrupted(received[0], saver.step(), saved if saver.is_chief else None)
+                    raise Interrupted(received[0], saver.step(), saver.save_current())
 
             yield check
         else:
@@ -732,10 +737,10 @@ def _stop_requests(objects: Objects, saver: _Saver, role: WorkerRole | None) -> 
             saved_paths: list[Path | None] = []
 
             def save_for_handler() -> None:
-                saved_paths.append(saver.save() if saver.last_saved != saver.step() else objects.checkpoint.directory / checkpoint_name(saver.step()))
+                saved_paths.append(saver.save_current())
 
             def stop_after_save() -> None:
-                raise Interrupted(received[0] if received else signal.SIGTERM, saver.step(), saved_paths[-1] if saver.is_chief else None)
+                raise Interrupted(received[0] if received else signal.SIGTERM, saver.step(), saved_paths[-1])
 
             # The handler coordinates the workers; saving is ours (save_fn), so its own
             # CheckpointManager never writes: it gets an empty checkpoint in a scratch folder.
