@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make run    execute the whole workbook (papermill) and print a report
-#   make test   unit tests + strict nbval of every notebook + papermill runs with other parameters
+#   make test   ruff and mypy, then unit tests + strict nbval of every notebook + papermill runs with other parameters,
+#               on both cores
 # Both create .venv and install requirements.txt and this package on first use.
 
 PYTHON ?= python3
@@ -9,12 +10,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test refresh unit lab book clean help
+.PHONY: run test check refresh unit lab book bench clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
 	@echo "make test    the full test suite (what .ci/run runs)"
-	@echo "make unit    only the unit tests of helpers/ (fast, no notebooks)"
+	@echo "make check   ruff (helpers, tests, notebooks, benchmarks) and mypy (helpers): seconds"
+	@echo "make unit    make check, then the tests that start no notebook, process or server (under a minute)"
+	@echo "make bench   the benchmarks (python -m benchmarks.run $$ARGS); results in build/benchmarks"
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
@@ -36,11 +39,19 @@ $(CHROMEDRIVER):
 run: $(STAMP)
 	$(PY) -m helpers.workbook run $(ARGS)
 
-test: $(STAMP) $(CHROMEDRIVER)
-	$(PY) -m pytest $(ARGS)
+# Static checks first: a typo fails in seconds, before any TensorFlow import.
+check: $(STAMP)
+	$(PY) -m ruff check
+	$(PY) -m mypy
 
-unit: $(STAMP) $(CHROMEDRIVER)
-	$(PY) -m pytest tests -m "not notebook" $(ARGS)
+test: check $(CHROMEDRIVER)
+	$(PY) -m pytest -n 2 --dist loadfile $(ARGS)
+
+unit: check
+	$(PY) -m pytest tests -m "not notebook and not process" $(ARGS)
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run $(ARGS)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book

@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.data import DIGITS_PATH, sha256_of, write_npz_deterministic  # noqa: E402
+from helpers.data import DIGITS_PATH, sha256_of, write_npz_deterministic
 
 
 def build_arrays() -> dict[str, np.ndarray]:

@@ -203,27 +203,28 @@ class TrainingCheckpoint:
         skipped: list[str] = []
         note = ""
         if path is not None:
-            chosen: Path | None = Path(path)
+            chosen = Path(path)
             if not _readable(chosen):
                 raise CheckpointError(f"{display_path(chosen, keep_outside=True)} is missing or damaged")
         else:
             candidates, note = self._candidates()
-            chosen = None
+            found: Path | None = None
             for candidate in candidates:
                 if _readable(candidate):
-                    chosen = candidate
+                    found = candidate
                     break
                 skipped.append(candidate.name)
-            if chosen is None and skipped:
+            if found is None and skipped:
                 # Starting afresh would let the next save prune these files: refuse instead.
                 raise CheckpointError(
                     f"every checkpoint in {display_path(self.directory, keep_outside=True)} is damaged ({', '.join(skipped)}); "
                     "move them aside to start afresh, or restore one explicitly"
                 )
-            if chosen is None:
+            if found is None:
                 where = display_path(self.directory, keep_outside=True)
                 detail = f" ({note.removesuffix('; ')})" if note else ""
                 return RestoreInfo(self.step, None, f"no checkpoint in {where}{detail}: starting at step {self.step}")
+            chosen = found
         try:
             status = self.checkpoint.read(str(chosen))
             status.assert_consumed()
@@ -246,5 +247,5 @@ def all_variables_equal(first: Iterable[tf.Variable], second: Iterable[tf.Variab
     """True when both sequences hold variables with bit-identical values, pairwise."""
     first, second = list(first), list(second)
     return len(first) == len(second) and all(
-        a.shape == b.shape and a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes() for a, b in zip(first, second)
+        a.shape == b.shape and a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes() for a, b in zip(first, second, strict=True)
     )

@@ -42,7 +42,7 @@ class ClippingMonitor(tf.Module):
         self.last_norm = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="last_norm")
         self.max_norm = tf.Variable(0.0, dtype=tf.float32, trainable=False, name="max_norm")
 
-    def __call__(self, gradients: Sequence[tf.Tensor | tf.IndexedSlices | None]) -> tuple[list, tf.Tensor]:
+    def __call__(self, gradients: Sequence[tf.Tensor | tf.IndexedSlices | None]) -> tuple[list[tf.Tensor | tf.IndexedSlices | None], tf.Tensor]:
         gradients = list(gradients)
         if not any(gradient is not None for gradient in gradients):
             raise ValueError("every gradient is None: the loss does not depend on these variables")

@@ -56,7 +56,7 @@ class Digits:
     def class_counts(self) -> dict[int, int]:
         """How many examples of each digit, in label order."""
         values, counts = np.unique(self.labels, return_counts=True)
-        return {int(value): int(count) for value, count in zip(values, counts)}
+        return {int(value): int(count) for value, count in zip(values, counts, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def make_datasets(
     validation_fraction: float = 0.2,
     shuffle_buffer: int | None = None,
     digits: Digits | None = None,
-) -> tuple["tf.data.Dataset", "tf.data.Dataset"]:
+) -> tuple[tf.data.Dataset, tf.data.Dataset]:
     """Deterministic ``(train, validation)`` pipelines of ``(images, labels)`` batches.
 
     The training set is reshuffled every epoch from ``seed``: every new iterator over the

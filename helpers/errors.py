@@ -69,7 +69,7 @@ def expect_error(
     caught = CaughtError()
     try:
         yield caught
-    except expected as exc:  # noqa: PERF203 - the whole point
+    except expected as exc:
         caught.value = exc
         if match is not None and not re.search(match, caught.message):
             raise AssertionError(

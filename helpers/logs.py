@@ -13,8 +13,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class Series:
     wall_times: np.ndarray
 
 
-def _accumulator(logdir: str | os.PathLike[str]):
+def _accumulator(logdir: str | os.PathLike[str]) -> EventAccumulator:
     """A loaded ``EventAccumulator`` for one run folder that keeps every tensor point."""
     from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
 

@@ -73,7 +73,10 @@ def plot_curves(
     if ax is None:
         figure, ax = plt.subplots(figsize=(7, 4))
     else:
-        figure = ax.figure
+        root = ax.get_figure(root=True)  # ax.figure is the SubFigure when ax is in one; the caller saves or closes the Figure
+        if root is None:
+            raise ValueError("ax belongs to no figure")
+        figure = root
     for name, values in curves.items():
         values = np.asarray(values, dtype=float)
         if isinstance(steps, Mapping):

@@ -113,14 +113,14 @@ def _scalar_rate(value: Any, step: int) -> float:
 def _evaluate_in_graph(schedule: Schedule, steps: np.ndarray) -> np.ndarray:
     import tensorflow as tf
 
-    def rate_at(step: "tf.Tensor") -> "tf.Tensor":
+    def rate_at(step: tf.Tensor) -> tf.Tensor:
         rate = tf.convert_to_tensor(schedule(step))
         if rate.shape.rank != 0:
             raise ValueError(f"the schedule returned shape {rate.shape} for one step; a learning rate is a scalar")
         return tf.cast(rate, tf.float64)
 
     @tf.function
-    def rates(all_steps: "tf.Tensor") -> "tf.Tensor":
+    def rates(all_steps: tf.Tensor) -> tf.Tensor:
         return tf.map_fn(rate_at, all_steps, fn_output_signature=tf.TensorSpec([], tf.float64))
 
     return rates(tf.constant(steps, dtype=tf.int64)).numpy()

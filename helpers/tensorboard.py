@@ -74,7 +74,7 @@ def _tail(path: Path) -> str:
     return text[-STDERR_TAIL_CHARS:].strip() or "(empty)"
 
 
-def _stop(process: subprocess.Popen, grace: float = 10.0) -> None:
+def _stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -121,7 +121,7 @@ def serve(
                     try:
                         _get(f"{base_url}/data/runs", timeout=2.0)
                         break
-                    except (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout):
+                    except (urllib.error.URLError, ConnectionError, TimeoutError):
                         pass
                     if time.monotonic() > deadline:
                         raise TensorBoardError(

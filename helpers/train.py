@@ -67,7 +67,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from types import FrameType
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TextIO
 
 from helpers.paths import checkpoint_name, checkpoint_prefixes, checkpoint_step, display_path, repo_root
 from helpers.seeding import check_seed
@@ -154,6 +155,7 @@ class TrainConfig:
     keep_checkpoints: int = _option(3, "how many of the newest checkpoints to keep")
     log_every: int = _option(10, "write TensorBoard scalars every this many steps")
     eval_every: int = _option(50, "validate and print a progress line every this many steps")
+    steps_per_call: int = _option(50, "updates per call of the tf.function loop (calls also end at each evaluation and checkpoint)")
 
     #: Config fields that shape the trajectory; a resume must use the same values.
     TRAJECTORY_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -162,15 +164,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_dir", Path(self.run_dir))
-        for name in ("steps", "batch_size", "hidden_units", "checkpoint_every", "log_every", "eval_every", "keep_checkpoints"):
+        for name in ("steps", "batch_size", "hidden_units", "checkpoint_every", "log_every", "eval_every", "keep_checkpoints", "steps_per_call"):
             _require(name, _is_int(getattr(self, name)) and getattr(self, name) > 0, "a positive int")
         try:
             check_seed(self.seed)
         except ValueError:
             raise ConfigError("seed", "an int in [0, 2**32)") from None
-        if self.warmup_steps is None:
-            object.__setattr__(self, "warmup_steps", min(MAX_DEFAULT_WARMUP_STEPS, self.steps // 10))
-        _require("warmup_steps", _is_int(self.warmup_steps) and 0 <= self.warmup_steps < self.steps, f"an int in [0, steps={self.steps})")
+        warmup = min(MAX_DEFAULT_WARMUP_STEPS, self.steps // 10) if self.warmup_steps is None else self.warmup_steps
+        object.__setattr__(self, "warmup_steps", warmup)
+        _require("warmup_steps", _is_int(warmup) and 0 <= warmup < self.steps, f"an int in [0, steps={self.steps})")
         _require("learning_rate", _is_number(self.learning_rate) and self.learning_rate > 0, "a positive finite number")
         _require("clip_norm", _is_number(self.clip_norm) and self.clip_norm > 0, "a positive finite number")
         _require("dropout", _is_number(self.dropout) and 0 <= self.dropout < 1, "a number in [0, 1)")
@@ -188,7 +190,7 @@ class TrainConfig:
         return values
 
 
-def config_options() -> list[dataclasses.Field]:
+def config_options() -> list[dataclasses.Field[Any]]:
     """The :class:`TrainConfig` fields that are command-line options (all but ``run_dir``), in order."""
     return [entry for entry in dataclasses.fields(TrainConfig) if entry.name != "run_dir"]
 
@@ -198,7 +200,7 @@ def option_name(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
-def default_text(entry: dataclasses.Field) -> str:
+def default_text(entry: dataclasses.Field[Any]) -> str:
     """How ``--help`` shows a field's default."""
     return entry.metadata["default_text"] or str(entry.default)
 
@@ -334,7 +336,7 @@ class RunFolder:
         """Write ``config.json`` (atomically: another worker may be reading it)."""
         _write_json(self.config_file, config.to_json())
 
-    def write_result(self, result: "TrainResult") -> None:
+    def write_result(self, result: TrainResult) -> None:
         """Write ``result.json`` (atomically)."""
         _write_json(self.result_file, result.to_json())
 
@@ -439,7 +441,7 @@ def split_cpu(devices: int = MIRRORED_REPLICAS) -> None:
         ) from None
 
 
-def make_strategy(name: str) -> "tf.distribute.Strategy":
+def make_strategy(name: str) -> tf.distribute.Strategy:
     """The ``tf.distribute`` strategy ``--strategy name`` asks for (see :data:`STRATEGIES`)."""
     import tensorflow as tf
 
@@ -458,16 +460,16 @@ def make_strategy(name: str) -> "tf.distribute.Strategy":
 class Objects:
     """What :func:`build` makes: the pieces of one run, before any restore."""
 
-    strategy: "tf.distribute.Strategy"
-    model: "keras.Model"
-    optimizer: "keras.optimizers.Optimizer"
-    schedule: "keras.optimizers.schedules.LearningRateSchedule"
-    monitor: "ClippingMonitor"
-    loss_fn: "keras.losses.Loss"
-    train_ds: "tf.data.Dataset"
-    data_position: "tf.Variable"
-    val_ds: "tf.data.Dataset"
-    checkpoint: "TrainingCheckpoint"
+    strategy: tf.distribute.Strategy
+    model: keras.Model
+    optimizer: keras.optimizers.Optimizer
+    schedule: keras.optimizers.schedules.LearningRateSchedule
+    monitor: ClippingMonitor
+    loss_fn: keras.losses.Loss
+    train_ds: tf.data.Dataset
+    data_position: tf.Variable
+    val_ds: tf.data.Dataset
+    checkpoint: TrainingCheckpoint
     train_iterator: Any = None
 
     def start_data(self) -> Any:
@@ -482,7 +484,7 @@ class Objects:
         return self.train_iterator
 
 
-def make_model(hidden_units: int = 128, dropout: float = 0.0) -> "keras.Model":
+def make_model(hidden_units: int = 128, dropout: float = 0.0) -> keras.Model:
     """The workbook's MLP: Flatten, Dense(hidden_units, relu), optional Dropout, Dense(10) logits."""
     import keras
 
@@ -492,17 +494,18 @@ def make_model(hidden_units: int = 128, dropout: float = 0.0) -> "keras.Model":
     return keras.Sequential([*layers, keras.layers.Dense(10)])
 
 
-def make_schedule(config: TrainConfig) -> "keras.optimizers.schedules.LearningRateSchedule":
+def make_schedule(config: TrainConfig) -> keras.optimizers.schedules.LearningRateSchedule:
     """Linear warmup from 0 to ``learning_rate`` over ``warmup_steps``, then cosine decay to 0 at ``steps``."""
     import keras
 
-    if config.warmup_steps == 0:
+    warmup = int(config.warmup_steps or 0)  # never None here: TrainConfig resolves the default
+    if warmup == 0:
         return keras.optimizers.schedules.CosineDecay(config.learning_rate, decay_steps=config.steps)
     return keras.optimizers.schedules.CosineDecay(
         initial_learning_rate=0.0,
-        decay_steps=config.steps - config.warmup_steps,
+        decay_steps=config.steps - warmup,
         warmup_target=config.learning_rate,
-        warmup_steps=config.warmup_steps,
+        warmup_steps=warmup,
     )
 
 
@@ -559,13 +562,14 @@ def build(config: TrainConfig) -> Objects:
     )
 
 
-def make_train_step(objects: Objects):
-    """A ``tf.function`` doing one update from the next batch of ``iterator``; returns (loss, pre-clip norm).
+def make_train_step(objects: Objects) -> Callable[[Any], tuple[Any, Any]]:
+    """One update from the next batch of ``iterator``; returns (loss, pre-clip norm). Trace it inside a ``tf.function``.
 
     Each replica computes the gradient of its share of the batch, with the loss averaged over the
     global batch; ``strategy.reduce(SUM)`` adds them up across replicas (the all-reduce), so the
     clipping and the update see the gradient of the whole batch, as on a single device. Without a
     strategy ``strategy.run`` just calls the function and the reduce returns its input.
+    :func:`make_train_loop` runs it many times per call.
     """
     import tensorflow as tf
 
@@ -578,7 +582,6 @@ def make_train_step(objects: Objects):
             loss = tf.nn.compute_average_loss(loss_fn(labels, logits))  # sum over my examples / global batch
         return loss, tape.gradient(loss, model.trainable_variables)
 
-    @tf.function
     def train_step(iterator):
         images, labels = next(iterator)
         data_position.assign_add(1)  # batches drawn: where a resume continues in the data
@@ -587,13 +590,51 @@ def make_train_step(objects: Objects):
         gradients = [strategy.reduce(tf.distribute.ReduceOp.SUM, gradient, axis=None) for gradient in per_replica_gradients]
         clipped, global_norm = monitor(gradients)  # clip the whole batch's gradient by global norm, count it
         if tf.math.is_finite(global_norm):  # AutoGraph: a tf.cond; a NaN/inf step is skipped
-            optimizer.apply_gradients(zip(clipped, model.trainable_variables))  # global step += 1
+            optimizer.apply_gradients(zip(clipped, model.trainable_variables, strict=True))  # global step += 1
         return loss, global_norm
 
     return train_step
 
 
-def evaluate(model: "keras.Model", dataset: "tf.data.Dataset", loss_fn: "keras.losses.Loss") -> tuple[float, int, int]:
+def make_train_loop(objects: Objects, log_every: int, writer: Any) -> Any:
+    """A ``tf.function`` ``train_until(iterator, until)``: updates until the global step is ``until``; returns the last update's loss.
+
+    One call runs many updates inside TensorFlow (a ``tf.while_loop``), so Python's cost is paid
+    once per call, not once per step (what Keras calls ``steps_per_execution``). Everything keyed
+    on the step stays exact: every ``log_every`` steps the loss, learning rate and clipping
+    scalars are written from inside the loop, and the caller picks ``until`` so that calls end
+    where it validates, saves or stops. A skipped update (non-finite gradient norm) does not move
+    the step, so the loop draws the next batch; it gives up once the monitor counted
+    :data:`MAX_NON_FINITE_STEPS` of them. ``until`` is a tensor: a new value does not retrace.
+    """
+    import tensorflow as tf
+
+    optimizer, monitor, schedule = objects.optimizer, objects.monitor, objects.schedule
+    train_step = make_train_step(objects)
+
+    @tf.function  # a function of its own: its graph starts at the root name scope, so the tags stay "loss", not "while/cond/loss"
+    def write_scalars(step, loss):
+        with writer.as_default(step=step):
+            tf.summary.scalar("loss", loss)
+            tf.summary.scalar("learning_rate", schedule(step - 1))
+            monitor.write_summaries(step)
+
+    @tf.function
+    def train_until(iterator, until):
+        last_loss = tf.constant(float("nan"))
+        while optimizer.iterations < until and monitor.non_finite_steps < MAX_NON_FINITE_STEPS:
+            loss, global_norm = train_step(iterator)
+            if tf.math.is_finite(global_norm):
+                last_loss = loss
+                step = tf.convert_to_tensor(optimizer.iterations)  # its value now (a Keras variable is not a tf.function argument)
+                if step % log_every == 0:
+                    write_scalars(step, loss)
+        return last_loss
+
+    return train_until
+
+
+def evaluate(model: keras.Model, dataset: tf.data.Dataset, loss_fn: keras.losses.Loss) -> tuple[float, int, int]:
     """Mean loss over examples, number correct, number of examples (inference mode; ``loss_fn`` per example)."""
     import numpy as np
 
@@ -657,7 +698,7 @@ class Interrupted(Exception):
         super().__init__(f"stopped by {signal.Signals(self.signal_number).name} at step {step}; saved {where}")
 
 
-def restore(objects: Objects, config: TrainConfig) -> "RestoreInfo":
+def restore(objects: Objects, config: TrainConfig) -> RestoreInfo:
     """Restore the latest checkpoint of ``config.run_dir`` into ``objects`` and check it was written by this config.
 
     Raises :class:`helpers.checkpoints.CheckpointMismatchError` if the checkpoint does not fit the
@@ -690,11 +731,11 @@ class _Saver:
         return int(self.objects.optimizer.iterations.numpy())
 
     def save(self) -> Path | None:
-        if self.is_chief:
-            saved: Path | None = self.objects.checkpoint.save()
+        saved: Path | None = None
+        if self.scratch is None:  # the chief
+            saved = self.objects.checkpoint.save()
         else:
             self.objects.checkpoint.checkpoint.write(str(self.scratch / checkpoint_name(self.step())))
-            saved = None
         self.last_saved = self.step()
         return saved
 
@@ -713,7 +754,7 @@ class _Saver:
 def _stop_requests(objects: Objects, saver: _Saver, role: WorkerRole | None) -> Iterator[Callable[[], None]]:
     """Turn SIGINT and SIGTERM into a save at the current step and :class:`Interrupted`.
 
-    Yields ``check()``, to call after each update. One process: the handlers only note the signal
+    Yields ``check()``, to call after each call of the loop function. One process: the handlers only note the signal
     and ``check`` saves and raises. Several workers: TensorFlow's ``PreemptionCheckpointHandler``
     agrees on a step with every worker, all of them save there (through ``saver``) and raise;
     SIGINT is passed on to it as SIGTERM. The previous handlers come back on exit.
@@ -752,13 +793,14 @@ def _stop_requests(objects: Objects, saver: _Saver, role: WorkerRole | None) -> 
                 termination_config=tf.distribute.experimental.TerminationConfig(save_fn=save_for_handler, exit_fn=stop_after_save),
             )
 
-            def forward_sigint(number: int, _frame: object) -> None:
+            def forward_sigint(number: int, _frame: FrameType | None) -> None:
                 received.append(number)
                 signal.raise_signal(signal.SIGTERM)  # the handler listens for SIGTERM
 
-            def note_sigterm(number: int, frame: object) -> None:
+            def note_sigterm(number: int, frame: FrameType | None) -> None:
                 received.append(number)
-                tensorflow_handler(number, frame)
+                if callable(tensorflow_handler):
+                    tensorflow_handler(number, frame)
 
             tensorflow_handler = signal.getsignal(signal.SIGTERM)
             signal.signal(signal.SIGTERM, note_sigterm)
@@ -771,16 +813,17 @@ def _stop_requests(objects: Objects, saver: _Saver, role: WorkerRole | None) -> 
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_step: float = 0.0, handle_signals: bool = False, out=sys.stdout) -> TrainResult:
+def train(config: TrainConfig, *, crash_at_step: int | None = None, pause_per_step: float = 0.0, handle_signals: bool = False, out: TextIO = sys.stdout) -> TrainResult:
     """Run (or resume) ``config`` to ``config.steps`` updates; the chief writes ``result.json``.
 
     Restores the latest checkpoint in the run folder (the message is printed); a checkpoint of
     another model or configuration raises :class:`helpers.checkpoints.CheckpointMismatchError`, a
     folder that cannot hold a run :class:`RunFolderError`, both before anything is written.
-    ``crash_at_step`` ends the process with ``os._exit`` right after that update, before it is
-    saved or logged (a simulated crash). ``pause_per_step`` sleeps after each update so a demo can
-    stop the process mid-run. With ``handle_signals`` (the command), SIGINT and SIGTERM save a
-    checkpoint at the current step and raise :class:`Interrupted`. Progress is one line per
+    ``crash_at_step`` ends the process with ``os._exit`` right after that update (its scalars are
+    written, in the loop function), before it is validated or saved (a simulated crash).
+    ``pause_per_step`` sleeps after each update, one update per call, so a demo can stop the process
+    mid-run. With ``handle_signals`` (the command), SIGINT and SIGTERM save a checkpoint at the step
+    the call in progress ends at and raise :class:`Interrupted`. Progress is one line per
     evaluation on ``out``.
     """
     folder = RunFolder(config.run_dir)
@@ -818,7 +861,7 @@ class _Writers:
         else:
             self.train = self.validation = tf.summary.create_noop_writer()
 
-    def __enter__(self) -> "_Writers":
+    def __enter__(self) -> _Writers:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -826,28 +869,44 @@ class _Writers:
         self.validation.close()
 
 
+def call_end(step: int, config: TrainConfig, *, crash_at_step: int | None = None, one_step: bool = False) -> int:
+    """The global step the next call of the loop function runs to: ``steps_per_call`` on, or the first step before that where Python has work.
+
+    That is the next evaluation, checkpoint, ``crash_at_step`` or ``config.steps``; ``one_step``
+    (demos that pause after each update) makes it ``step + 1``.
+    """
+    ends = [config.steps, step + (1 if one_step else config.steps_per_call)]
+    ends += [(step // every + 1) * every for every in (config.eval_every, config.checkpoint_every)]
+    if crash_at_step is not None and crash_at_step > step:
+        ends.append(crash_at_step)
+    return min(ends)
+
+
 def run_loop(
     config: TrainConfig,
     objects: Objects,
     train_iterator: Any,
     saver: _Saver,
-    writers: "_Writers",
-    info: "RestoreInfo",
+    writers: _Writers,
+    info: RestoreInfo,
     *,
     check_stop: Callable[[], None],
     crash_at_step: int | None,
     pause_per_step: float,
     out: Any,
 ) -> TrainResult:
-    """The loop :func:`train` runs: update, log, validate, save, serve a stop request; then the final save and report.
+    """The loop :func:`train` runs: updates in calls of up to ``steps_per_call``, then validate, save, serve a stop request; at the end the final save and report.
 
-    Everything is keyed on the global step. ``check_stop`` runs after every call of the train step
-    (it saves and raises :class:`Interrupted` once a signal came).
+    Everything is keyed on the global step. A call of the loop function ends at every step where
+    Python has work to do (an evaluation, a checkpoint, ``crash_at_step``, the last step), so
+    checkpoints land on the same steps whatever ``steps_per_call`` is; ``check_stop`` runs after
+    every call (it saves and raises :class:`Interrupted` once a signal came), so a stop waits for
+    at most one call. ``pause_per_step`` makes every call one step.
     """
     import tensorflow as tf
 
     model, optimizer, monitor, schedule = objects.model, objects.optimizer, objects.monitor, objects.schedule
-    train_step = make_train_step(objects)
+    train_until = make_train_loop(objects, config.log_every, writers.train)
     start_step = step = int(optimizer.iterations.numpy())
     started = time.monotonic()
     loss_value: float | None = None
@@ -870,11 +929,12 @@ def run_loop(
         return val_loss, correct, count
 
     while step < config.steps:
-        loss, _ = train_step(train_iterator)
+        until = call_end(step, config, crash_at_step=crash_at_step, one_step=bool(pause_per_step))
+        loss = train_until(train_iterator, tf.constant(until, dtype=tf.int64))
         if int(monitor.non_finite_steps.numpy()) >= MAX_NON_FINITE_STEPS:
             raise FloatingPointError(
                 f"{MAX_NON_FINITE_STEPS} updates skipped for non-finite gradients "
-                f"(global step {step}, {int(objects.data_position.numpy())} batches drawn); stopping"
+                f"(global step {int(optimizer.iterations.numpy())}, {int(objects.data_position.numpy())} batches drawn); stopping"
             )
         new_step = int(optimizer.iterations.numpy())
         if new_step != step:
@@ -884,17 +944,12 @@ def run_loop(
             if crash_at_step is not None and step == crash_at_step:
                 out.flush()
                 os._exit(CRASH_EXIT_CODE)  # no save, no cleanup, writers never closed: like a kill
-            if step % config.log_every == 0:
-                with writers.train.as_default():
-                    tf.summary.scalar("loss", loss, step=optimizer.iterations)
-                    tf.summary.scalar("learning_rate", schedule(optimizer.iterations - 1), step=optimizer.iterations)
-                    monitor.write_summaries(optimizer.iterations)
             if step % config.eval_every == 0:
                 validate(step)
                 last_evaluated = step
             if step % config.checkpoint_every == 0:
                 saver.save()
-        check_stop()  # after a skipped update too: a stop request is served at the next step boundary
+        check_stop()  # after a call with skipped updates too: a stop request is served at the end of each call
     if saver.last_saved != step:
         saver.save()
     if last_evaluated == step or step == start_step:  # evaluated already, or nothing to do: no log written again
@@ -914,8 +969,8 @@ def run_loop(
         val_accuracy=correct / count,
         val_correct=correct,
         val_examples=count,
-        clipped_steps=report["clipped_steps"],
-        non_finite_steps=report["non_finite_steps"],
+        clipped_steps=int(report["clipped_steps"]),
+        non_finite_steps=int(report["non_finite_steps"]),
         strategy=config.strategy,
         replicas=int(objects.strategy.num_replicas_in_sync),
         seconds=round(seconds, 3),
@@ -937,7 +992,7 @@ def run_loop(
 class _Parser(argparse.ArgumentParser):
     """argparse, with errors on one line (usage stays available through --help)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(USAGE_EXIT_CODE, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -1111,7 +1166,7 @@ def signal_at_step(
         while folder.latest_step() < step:
             for process in processes:
                 if process.poll() is not None:
-                    raise AssertionError(f"process {process.pid} ended (status {process.returncode}) before checkpoint {step}: {process.stderr.read()[-1500:]}")
+                    raise AssertionError(f"process {process.pid} ended (status {process.returncode}) before checkpoint {step}: {process.stderr.read()[-1500:] if process.stderr else ''}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no checkpoint at step {step} or later in {_shown(folder.checkpoints)} within {timeout:.0f} s")
             time.sleep(0.01)

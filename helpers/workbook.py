@@ -299,6 +299,8 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]
     server = subprocess.Popen(
         lab_arguments(port, token), cwd=repo_root(), env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
+    output = server.stdout
+    assert output is not None  # stdout=PIPE
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -308,7 +310,7 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]
                     break
             except (urllib.error.URLError, ConnectionError):
                 if server.poll() is not None:
-                    raise RuntimeError(f"jupyter lab ended with status {server.returncode}: {server.stdout.read()[-2000:]}") from None
+                    raise RuntimeError(f"jupyter lab ended with status {server.returncode}: {output.read()[-2000:]}") from None
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s") from None
                 time.sleep(0.25)
@@ -320,7 +322,7 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-        server.stdout.close()
+        output.close()
 
 
 def lab_command(args: argparse.Namespace) -> int:
@@ -373,8 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except ValueError as error:
-        parser.error(str(error))
-    return 2  # pragma: no cover - parser.error exits
+        parser.error(str(error))  # exits with status 2
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from helpers import book, workbook
 from helpers.paths import build_root
 from helpers.train import free_port
 
+pytestmark = pytest.mark.process
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 #: Flags for a headless Chromium with no network of its own: without the background-networking ones it

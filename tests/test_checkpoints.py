@@ -46,7 +46,7 @@ def train(model: keras.Model, optimizer: keras.optimizers.Optimizer, data: list)
         with tf.GradientTape() as tape:
             loss = loss_fn(labels, model(images, training=True))
         gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
 
 
 def fresh(seed: int = 0, **model_args: object) -> tuple[keras.Model, keras.optimizers.Optimizer]:
@@ -229,6 +229,7 @@ def _script(tmp_path: Path, mode: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+@pytest.mark.process
 def test_a_crash_between_writing_and_publishing_keeps_the_previous_latest(tmp_path: Path) -> None:
     result = subprocess.run(_script(tmp_path, "die-before-publish"), capture_output=True, text=True, timeout=300)
     assert result.returncode == 17, result.stderr[-2000:]
@@ -248,6 +249,7 @@ def _published_step(folder: Path) -> int:
     return int(Path(latest).name.removeprefix("ckpt-")) if latest else -1
 
 
+@pytest.mark.process
 def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path) -> None:
     process = subprocess.Popen(_script(tmp_path, "save-until-killed"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:

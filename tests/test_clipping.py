@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorflow as tf
 
 from helpers.clipping import ClippingMonitor
@@ -28,7 +27,7 @@ def test_matches_clip_by_global_norm_and_counts() -> None:
     clipped, norm = monitor(LARGE)
     expected, expected_norm = tf.clip_by_global_norm(LARGE, 1.0)
     assert math.isclose(float(norm), math.sqrt(125), rel_tol=1e-6)
-    for got, want in zip(clipped, expected):
+    for got, want in zip(clipped, expected, strict=True):
         np.testing.assert_allclose(got.numpy(), want.numpy())
     _, small_norm = monitor(SMALL)
     assert math.isclose(float(small_norm), 0.5, rel_tol=1e-6)

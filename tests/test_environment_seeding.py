@@ -42,6 +42,7 @@ def test_quiet_tensorflow_logs_rejects_bad_levels() -> None:
         environment.quiet_tensorflow_logs(7)
 
 
+@pytest.mark.process
 def test_quiet_tensorflow_logs_is_idempotent_but_warns_after_a_plain_import() -> None:
     again = _run("import helpers, warnings; warnings.simplefilter('error'); helpers.quiet_tensorflow_logs(); helpers.quiet_tensorflow_logs()")
     assert again.stderr == ""
@@ -49,6 +50,7 @@ def test_quiet_tensorflow_logs_is_idempotent_but_warns_after_a_plain_import() ->
     assert "called after tensorflow was imported" in late.stderr
 
 
+@pytest.mark.process
 def test_tf_cpp_min_log_level_alone_leaves_start_up_lines_but_the_helper_removes_them() -> None:
     """Why the helper mutes fd 2: in TF 2.21 the variable alone does not silence start-up logs."""
     start = "import tensorflow as tf; tf.config.list_physical_devices(); tf.Variable(1.0)"

@@ -100,7 +100,7 @@ def test_every_row_has_all_columns_filled(row: tuple[int, list[str]]) -> None:
     _, cells = row
     where = _row_id(row)
     assert len(cells) == len(COLUMNS), f"{where}: {len(cells)} cells, expected {len(COLUMNS)} ({' | '.join(COLUMNS)})"
-    for column, cell in zip(COLUMNS, cells):
+    for column, cell in zip(COLUMNS, cells, strict=True):
         assert cell and cell not in {"-", "—", "?"}, f"{where}: the {column} column is empty"
 
 

@@ -15,6 +15,8 @@ from helpers import workbook
 from helpers.paths import repo_root
 from helpers.train import free_port
 
+pytestmark = pytest.mark.process
+
 
 def get(url: str) -> tuple[int, str]:
     try:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorflow as tf
 
 from helpers.logs import read_scalars

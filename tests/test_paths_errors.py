@@ -59,7 +59,7 @@ def test_expect_error_prints_type_and_first_line(capsys: pytest.CaptureFixture[s
 
 def test_expect_error_accepts_several_types_and_checks_match(capsys: pytest.CaptureFixture[str]) -> None:
     with expect_error(KeyError, AttributeError, match="no attribute"):
-        getattr(object(), "missing")
+        _ = object().missing
     assert capsys.readouterr().out.startswith("AttributeError: ")
     with pytest.raises(AssertionError, match="does not match"):
         with expect_error(ValueError, match="something else"):

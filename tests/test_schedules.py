@@ -193,7 +193,7 @@ def test_plot_draws_one_labelled_line_per_schedule_with_its_values() -> None:
     assert isinstance(figure, Figure)
     (axis,) = figure.axes
     assert [line.get_label() for line in axis.lines] == list(named)
-    for line, schedule in zip(axis.lines, named.values()):
+    for line, schedule in zip(axis.lines, named.values(), strict=True):
         assert line.get_xdata().tolist() == list(range(30))
         np.testing.assert_allclose(line.get_ydata(), schedules.evaluate_schedule(schedule, 30))
     assert axis.get_yscale() == "linear" and axis.get_ylabel() == "learning rate"

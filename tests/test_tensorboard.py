@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorflow as tf
 
 from helpers import tensorboard
@@ -54,6 +53,7 @@ def test_free_port_is_bindable_on_loopback() -> None:
         probe.bind((tensorboard.HOST, port))
 
 
+@pytest.mark.process
 def test_server_serves_a_tag_and_is_gone_after_the_block(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     values = _write_run(logdir / "run_a")
@@ -77,6 +77,7 @@ def test_server_serves_a_tag_and_is_gone_after_the_block(tmp_path: Path) -> None
         tensorboard.fetch_scalars(base_url, "run_a", "loss", wait=0)
 
 
+@pytest.mark.process
 def test_server_is_stopped_when_the_block_raises(tmp_path: Path) -> None:
     logdir = tmp_path / "logs_error"
     _write_run(logdir)
@@ -95,6 +96,7 @@ def test_missing_logdir_is_a_clear_error_and_starts_nothing(tmp_path: Path) -> N
     assert _processes_mentioning(str(missing)) == []
 
 
+@pytest.mark.process
 def test_a_server_that_dies_reports_its_stderr(tmp_path: Path) -> None:
     with pytest.raises(TensorBoardError, match=r"exited with code [1-9]\d*.*(?s:.*)no_such_flag"):
         with tensorboard.serve(tmp_path, extra_args=["--no_such_flag"], timeout=90):
@@ -102,6 +104,7 @@ def test_a_server_that_dies_reports_its_stderr(tmp_path: Path) -> None:
     assert _processes_mentioning(str(tmp_path)) == []
 
 
+@pytest.mark.process
 def test_a_server_that_does_not_answer_in_time_is_stopped(tmp_path: Path) -> None:
     with pytest.raises(TensorBoardError, match="did not answer .* within 0.01 s"):
         with tensorboard.serve(tmp_path, timeout=0.01):

@@ -4,6 +4,7 @@ Ctrl-C or SIGTERM, and the same loop on two replicas and on two worker processes
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import re
@@ -189,11 +190,13 @@ def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> 
     assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x"])) == training.TrainConfig(run_dir=Path("x"))
 
 
+@pytest.mark.process
 def test_importing_the_module_does_not_import_tensorflow() -> None:
     code = "import sys, helpers.train; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=repo_root(), timeout=60)
 
 
+@pytest.mark.process
 def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     folder = training.RunFolder(run_dir)
@@ -274,6 +277,50 @@ def test_tiny_run_writes_checkpoints_logs_and_result(tmp_path: Path, capsys: pyt
     assert "dropout=0.1 there, 0.3 here" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("step", "options", "expected"),
+    [
+        (0, {}, 50),  # steps_per_call 50, and the first checkpoint and evaluation are at 50 too
+        (0, {"steps_per_call": 30}, 30),
+        (40, {"steps_per_call": 30}, 50),  # the checkpoint at 50 ends the call early
+        (0, {"steps_per_call": 100, "checkpoint_every": 70, "eval_every": 60}, 60),
+        (60, {"steps_per_call": 100, "checkpoint_every": 70, "eval_every": 60}, 70),
+        (190, {"steps_per_call": 100}, 200),  # the last step
+        (0, {"crash_at_step": 7}, 7),
+        (7, {"crash_at_step": 7}, 50),  # past the crash step it no longer counts
+        (12, {"one_step": True}, 13),
+    ],
+)
+def test_a_call_ends_where_python_has_work(tmp_path: Path, step: int, options: dict, expected: int) -> None:
+    call = {name: options.pop(name) for name in ("crash_at_step", "one_step") if name in options}
+    config = training.TrainConfig(run_dir=tmp_path, steps=200, **options)
+    assert training.call_end(step, config, **call) == expected
+
+
+def test_steps_per_call_changes_neither_the_trajectory_nor_the_logs(tmp_path: Path) -> None:
+    """One update per call or seven: the same final state, the same checkpoints, the same scalars at the same steps."""
+    from helpers.logs import read_scalars
+
+    runs = {}
+    for per_call in (1, 7):
+        config = training.TrainConfig(
+            run_dir=tmp_path / f"per_call_{per_call}", steps=24, warmup_steps=3, checkpoint_every=10, log_every=4, eval_every=12,
+            dropout=0.2, keep_checkpoints=5, steps_per_call=per_call,
+        )
+        result = training.train(config, out=io.StringIO())
+        folder = training.RunFolder(config.run_dir)
+        logs = read_scalars(folder.train_logs)
+        runs[per_call] = (
+            result.fingerprint,
+            sorted(path.name for path in folder.checkpoints.glob("*.index")),
+            {tag: (list(series.steps), list(series.values)) for tag, series in logs.items()},
+        )
+    assert runs[1] == runs[7]
+    assert runs[7][1] == ["ckpt-10.index", "ckpt-20.index", "ckpt-24.index"]
+    assert runs[7][2]["loss"][0] == [4, 8, 12, 16, 20, 24]
+    assert "steps_per_call" not in training.TrainConfig.TRAJECTORY_FIELDS
+
+
 def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A learning rate of 1e30 blows the weights up in the first update; every later gradient is NaN."""
     run_dir = tmp_path / "diverging"
@@ -288,6 +335,7 @@ def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Pa
 
 
 # -- crashes, kills and signals in a subprocess ----------------------------------------------
+@pytest.mark.process
 def test_crash_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterrupted: str) -> None:
     run_dir = tmp_path / "crashed"
     crashed = run_command(run_dir, "--crash-at-step", "47")
@@ -309,6 +357,7 @@ def test_crash_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterr
     assert "Traceback" not in mismatched.stderr
 
 
+@pytest.mark.process
 def test_sigkill_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninterrupted: str) -> None:
     folder = training.RunFolder(tmp_path / "killed")
     process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.05"])
@@ -324,6 +373,7 @@ def test_sigkill_then_rerun_matches_the_uninterrupted_run(tmp_path: Path, uninte
     assert fingerprint_line(resumed.stdout) == uninterrupted
 
 
+@pytest.mark.process
 def test_sigint_and_sigterm_save_at_the_current_step_and_the_rerun_resumes_exactly(tmp_path: Path, uninterrupted: str) -> None:
     """Ctrl-C, then a SIGTERM, each between two periodic checkpoints: nothing done before the signal is lost."""
     folder = training.RunFolder(tmp_path / "stopped")
@@ -350,6 +400,7 @@ def test_sigint_and_sigterm_save_at_the_current_step_and_the_rerun_resumes_exact
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.process
 def test_a_signal_while_starting_up_ends_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, signal_number: int
 ) -> None:
@@ -394,6 +445,7 @@ def restored_weights(run_dir: Path) -> list:
     return [variable.numpy() for variable in objects.model.trainable_variables]
 
 
+@pytest.mark.process
 def test_two_workers_agree_survive_a_preemption_and_match_mirrored(tmp_path: Path) -> None:
     """Two local workers: SIGTERM to worker 1 makes both save at one step; the restarted job ends like a mirrored run.
 
@@ -423,5 +475,5 @@ def test_two_workers_agree_survive_a_preemption_and_match_mirrored(tmp_path: Pat
 
     single = run_command(tmp_path / "single", "--dropout", "0.0")
     assert single.returncode == 0, single.stderr[-2000:]
-    differences = [np.max(np.abs(a - b)) for a, b in zip(restored_weights(tmp_path / "single"), restored_weights(folder.path))]
+    differences = [np.max(np.abs(a - b)) for a, b in zip(restored_weights(tmp_path / "single"), restored_weights(folder.path), strict=True)]
     assert max(differences) <= MIRRORED_TOLERANCE, differences

@@ -1,0 +1,251 @@
+"""Sections "loop" (the workbook's loop vs ``model.fit``) and "instrumentation" (what the loop's extras cost).
+
+Both time a fixed number of training steps of the workbook's MLP on the bundled digits (batch 64,
+Adam), with the data drawn from the same seeded, repeated ``tf.data`` pipeline inside the timed work.
+
+*loop*: ``model.fit`` at its defaults and at its best settings (``steps_per_execution``, and with
+``jit_compile``) against the capstone's loop (:func:`helpers.train.make_train_loop`, exactly what
+``python -m helpers.train`` runs between evaluations and checkpoints: schedule, global-norm clipping
+with its monitor, the data position, scalars every ``log_every`` steps) with one update per
+``tf.function`` call and with the command's default ``steps_per_call``. Evaluation and checkpoints
+are left out of every side (``fit`` gets no validation data), so the sides do the same work.
+
+*instrumentation*: a bare ``tf.function`` loop (``next``, tape, ``apply_gradients``, the same number
+of steps per call) against the capstone's loop with its scalars written every ``log_every`` steps
+and a checkpoint (:class:`helpers.checkpoints.TrainingCheckpoint`, as the command saves) every
+``checkpoint_every`` steps, for a range of both intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import SPEEDUP, TIMES, Comparison, Options, compare, progress, seconds
+
+LOOP_SECTION = "loop"
+INSTRUMENTATION_SECTION = "instrumentation"
+BATCH_SIZE = 64
+#: Training steps per sample; steps per sample with ``--quick``.
+STEPS, QUICK_STEPS = 2000, 20
+DEFAULT_REPEATS = 5
+#: An interval past every run's end: "never" for evaluation and checkpoints.
+NEVER = 10**9
+#: Intervals swept by the instrumentation section (``None``: never).
+CHECKPOINT_INTERVALS: tuple[int | None, ...] = (None, 50, 200, 1000)
+SUMMARY_INTERVALS: tuple[int | None, ...] = (None, 1, 10, 100)
+#: The settings the workbook recommends for a long run (benchmarks/README.md explains the choice).
+RECOMMENDED_LOG_EVERY, RECOMMENDED_CHECKPOINT_EVERY = 10, 1000
+
+
+def _default_steps_per_call() -> int:
+    """The command's default ``--steps-per-call`` (from :class:`helpers.train.TrainConfig`)."""
+    from helpers import train as training
+
+    return int(training.TrainConfig.steps_per_call)  # a dataclass field's default is also the class attribute
+
+
+def _config(run_dir: Path, steps_total: int, **changes: Any) -> Any:
+    from helpers import train as training
+
+    values: dict[str, Any] = {"steps": steps_total, "eval_every": NEVER, "checkpoint_every": NEVER, "warmup_steps": 20}
+    values.update(changes)
+    return training.TrainConfig(run_dir=run_dir, **values)
+
+
+class CapstoneLoop:
+    """The command's loop on fresh objects: :meth:`run` does ``steps`` more updates, saving every ``checkpoint_every``."""
+
+    def __init__(self, config: Any) -> None:
+        import tensorflow as tf
+
+        from helpers import train as training
+
+        self.training = training
+        self.config = config
+        self.objects = training.build(config)
+        self.iterator = self.objects.start_data()
+        training.RunFolder(config.run_dir).train_logs.mkdir(parents=True, exist_ok=True)
+        self.writer = tf.summary.create_file_writer(str(training.RunFolder(config.run_dir).train_logs))
+        self.train_until = training.make_train_loop(self.objects, config.log_every, self.writer)
+        self.saves = 0
+
+    def run(self, steps: int) -> None:
+        import tensorflow as tf
+
+        step = int(self.objects.optimizer.iterations.numpy())
+        target = step + steps
+        while step < target:
+            until = min(target, self.training.call_end(step, self.config))
+            self.train_until(self.iterator, tf.constant(until, dtype=tf.int64))
+            step = int(self.objects.optimizer.iterations.numpy())
+            if step % self.config.checkpoint_every == 0:
+                self.objects.checkpoint.save()
+                self.saves += 1
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class BareLoop:
+    """``next``, ``GradientTape``, ``apply_gradients`` in a ``tf.function`` running ``per_call`` steps per call; nothing else."""
+
+    def __init__(self, per_call: int) -> None:
+        import keras
+        import tensorflow as tf
+
+        from helpers import data
+        from helpers.seeding import set_seed
+        from helpers.train import make_model
+
+        set_seed(0)
+        model = make_model()
+        optimizer = keras.optimizers.Adam(1e-2)
+        optimizer.build(model.trainable_variables)
+        loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        train, _ = data.make_datasets(batch_size=BATCH_SIZE, seed=0)
+        iterator = iter(train.repeat())
+        self.per_call = per_call
+        self.optimizer = optimizer
+
+        @tf.function
+        def train_until(until: tf.Tensor) -> tf.Tensor:
+            loss = tf.constant(0.0)
+            while optimizer.iterations < until:
+                images, labels = next(iterator)
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(labels, model(images, training=True))
+                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables, strict=True))
+            return loss
+
+        self.train_until = train_until
+
+    def run(self, steps: int) -> None:
+        import tensorflow as tf
+
+        step = int(self.optimizer.iterations.numpy())
+        target = step + steps
+        while step < target:
+            step = min(target, step + self.per_call)
+            self.train_until(tf.constant(step, dtype=tf.int64))
+        float(self.optimizer.iterations.numpy())
+
+
+def _fit_side(steps: int, **compile_options: Any) -> Callable[[], float]:
+    """A side: ``model.fit`` for ``steps`` steps (one epoch of that many), seconds; compiled once, traced in the warm-up."""
+    import keras
+
+    from helpers import data
+    from helpers.seeding import set_seed
+    from helpers.train import make_model
+
+    set_seed(0)
+    model = make_model()
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), **compile_options)
+    train, _ = data.make_datasets(batch_size=BATCH_SIZE, seed=0)
+    repeated = train.repeat()
+    return lambda: seconds(lambda: model.fit(repeated, steps_per_epoch=steps, epochs=1, verbose=0))
+
+
+def _loop_side(loop: CapstoneLoop | BareLoop, steps: int) -> Callable[[], float]:
+    return lambda: seconds(lambda: loop.run(steps))
+
+
+def run_loop_vs_fit(options: Options) -> list[Comparison]:
+    """The capstone loop vs ``model.fit``, at equal model, data, batch size and steps."""
+    from helpers.environment import quiet_tensorflow_logs
+
+    quiet_tensorflow_logs()
+
+    steps = QUICK_STEPS if options.quick else STEPS
+    repeats = options.repeats_for(DEFAULT_REPEATS)
+    per_call = _default_steps_per_call()
+    total = (repeats + 2) * steps + 100
+    progress(f"[{LOOP_SECTION}] capstone loop vs model.fit: {repeats} repetitions of {steps} steps per side")
+    loops: list[CapstoneLoop] = []
+    with options.scratch("loop") as scratch:
+        one = CapstoneLoop(_config(scratch / "one", total, steps_per_call=1))
+        default = CapstoneLoop(_config(scratch / "default", total))
+        loops += [one, default]
+        try:
+            result = compare(
+                LOOP_SECTION,
+                f"{steps} training steps: the capstone loop vs model.fit",
+                {
+                    "fit, defaults": _fit_side(steps),
+                    f"fit, steps_per_execution={per_call}": _fit_side(steps, steps_per_execution=per_call),
+                    f"fit, steps_per_execution={per_call}, jit_compile": _fit_side(steps, steps_per_execution=per_call, jit_compile=True),
+                    "capstone loop, 1 step per call": _loop_side(one, steps),
+                    f"capstone loop, {per_call} steps per call (default)": _loop_side(default, steps),
+                },
+                baseline="fit, defaults",
+                unit="s",
+                repeats=repeats,
+                ratio_kind=SPEEDUP,
+                ratio_label="speed-up vs fit",
+                details={"steps_per_sample": steps, "batch_size": BATCH_SIZE, "steps_per_call": per_call},
+                notes=[
+                    f"seconds for {steps} steps (lower is faster); the ratio is fit-at-defaults' time over the side's, per repetition. "
+                    "The capstone loop does more per step than fit (schedule, clipping with its counters, the data position, "
+                    f"scalars every {default.config.log_every} steps); no side evaluates or saves."
+                ],
+            )
+        finally:
+            for loop in loops:
+                loop.close()
+    steps_per_second = {side: steps / result.stats(side).median for side in result.sides}
+    result.details["steps_per_second_median"] = {side: round(value, 1) for side, value in steps_per_second.items()}
+    return [result]
+
+
+def run_instrumentation(options: Options) -> list[Comparison]:
+    """The bare loop vs the capstone loop, over checkpoint intervals and over summary intervals."""
+    from helpers.environment import quiet_tensorflow_logs
+
+    quiet_tensorflow_logs()
+
+    steps = QUICK_STEPS if options.quick else STEPS
+    repeats = options.repeats_for(DEFAULT_REPEATS)
+    per_call = _default_steps_per_call()
+    total = (repeats + 2) * steps + 100
+    checkpoint_intervals = (None, 5) if options.quick else CHECKPOINT_INTERVALS
+    summary_intervals = (None, 1) if options.quick else SUMMARY_INTERVALS
+    results = []
+    with options.scratch("instrumentation") as scratch:
+        sweeps: list[tuple[str, str, dict[str, Any]]] = [
+            ("checkpoint_every", "checkpoint interval", {f"checkpoint every {every} steps" if every else "no checkpoints": every for every in checkpoint_intervals}),
+            ("log_every", "summary interval", {f"scalars every {every} steps" if every else "no scalars": every for every in summary_intervals}),
+        ]
+        for field_name, label, settings in sweeps:
+            progress(f"[{INSTRUMENTATION_SECTION}] bare loop vs the capstone loop by {label}: {repeats} repetitions of {steps} steps per side")
+            loops: list[CapstoneLoop] = []
+            sides: dict[str, Callable[[], float]] = {"bare loop": _loop_side(BareLoop(per_call), steps)}
+            fixed = {"log_every": RECOMMENDED_LOG_EVERY} if field_name == "checkpoint_every" else {"checkpoint_every": NEVER}
+            try:
+                for index, (name, every) in enumerate(settings.items()):
+                    config = _config(scratch / f"{field_name}_{index}", total, **fixed, **{field_name: every or NEVER})
+                    loop = CapstoneLoop(config)
+                    loops.append(loop)
+                    sides[name] = _loop_side(loop, steps)
+                result = compare(
+                    INSTRUMENTATION_SECTION,
+                    f"overhead by {label} ({steps} steps, {per_call} per call)",
+                    sides,
+                    baseline="bare loop",
+                    unit="s",
+                    repeats=repeats,
+                    ratio_kind=TIMES,
+                    ratio_label="× bare",
+                    details={"steps_per_sample": steps, "steps_per_call": per_call, **fixed},
+                    notes=[
+                        f"seconds for {steps} steps; the ratio is the side's time over the bare loop's, per repetition (1.10 = 10% overhead). "
+                        + (f"Scalars every {RECOMMENDED_LOG_EVERY} steps on every capstone side." if field_name == "checkpoint_every" else "No checkpoints on these sides.")
+                    ],
+                )
+            finally:
+                for loop in loops:
+                    loop.close()
+            result.details["checkpoints_saved"] = {name: loop.saves for name, loop in zip(settings, loops, strict=True)}
+            results.append(result)
+    return results
