@@ -12,14 +12,18 @@ A notebook that fails is timed up to the failure and marked ``(FAILED)`` (``deta
 the failures); the section goes on with the next one, and the script exits with status 1 at the end.
 
 Papermill stores each cell's wall time in the executed notebook as ``metadata.papermill.duration``;
-the section reports the cells that dominate each notebook, with their first source line.
+the section reports the cells that dominate each notebook (at its defaults), with their first source line.
+Each notebook also runs with ``FAST=True`` (the parameter the test suite's papermill runs use), so the
+page shows what the fast mode saves.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
+import statistics
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +105,7 @@ def targets(options: Options, scratch: Path) -> list[Path]:
 
 
 def run(options: Options) -> list[Comparison]:
-    """Time every selected notebook against the floor, alternately."""
+    """Time every selected notebook at its defaults and with ``FAST=True`` against the floor, alternately."""
     from helpers import workbook
 
     repeats = options.repeats_for(DEFAULT_REPEATS)
@@ -127,18 +131,24 @@ def run(options: Options) -> list[Comparison]:
                 runs: list[list[dict[str, Any]]] = []
                 failures: list[str] = []
 
-                def notebook_side(path: Path = path, runs: list[list[dict[str, Any]]] = runs, failures: list[str] = failures) -> float:
-                    result = workbook.execute(path, executed_dir / path.name, {}, progress=False, cwd=path.parent)
+                def notebook_side(
+                    path: Path = path, runs: list[list[dict[str, Any]]] = runs, failures: list[str] = failures, fast: bool = False
+                ) -> float:
+                    output = executed_dir / (f"{path.stem}-fast.ipynb" if fast else path.name)
+                    result = workbook.execute(path, output, {"FAST": True} if fast else {}, progress=False, cwd=path.parent)
                     if not result.ok:
                         failures.append(result.failure)
-                    if result.output.is_file():
+                    if result.output.is_file() and not fast:
                         runs.append(cell_durations(result.output))
                     return result.seconds
 
+                sides: dict[str, Callable[[], float]] = {floor_name: floor_side, path.stem: notebook_side}
+                if not options.quick:  # the tiny notebook has no FAST parameter
+                    sides[f"{path.stem}, FAST=True"] = functools.partial(notebook_side, fast=True)
                 comparison = compare(
                     SECTION,
                     path.stem,
-                    {floor_name: floor_side, path.stem: notebook_side},
+                    sides,
                     baseline=floor_name,
                     unit="s",
                     repeats=repeats,
@@ -146,6 +156,12 @@ def run(options: Options) -> list[Comparison]:
                     ratio_label="× floor",
                     warmup=False,
                 )
+                fast_side = f"{path.stem}, FAST=True"
+                if fast_side in comparison.samples:
+                    pairs = zip(comparison.samples[fast_side], comparison.samples[path.stem], strict=True)
+                    fast_ratio = statistics.median(fast / full for fast, full in pairs)
+                    comparison.details["fast_over_default"] = round(fast_ratio, 3)
+                    comparison.notes.append(f"FAST=True takes {fast_ratio:.2f}× the default run's time (median over repetitions)")
                 slowest = dominant_cells(runs)
                 comparison.details.update(
                     {

@@ -622,13 +622,14 @@ def make_train_loop(objects: Objects, log_every: int, writer: Any) -> Any:
     @tf.function
     def train_until(iterator, until):
         last_loss = tf.constant(float("nan"))
-        while optimizer.iterations < until and monitor.non_finite_steps < MAX_NON_FINITE_STEPS:
+        # `&`, not `and`: AutoGraph turns `and` between tensors into a tf.cond (Python's `and` is lazy), one more branch per step
+        while (optimizer.iterations < until) & (monitor.non_finite_steps < MAX_NON_FINITE_STEPS):
             loss, global_norm = train_step(iterator)
-            if tf.math.is_finite(global_norm):
-                last_loss = loss
-                step = tf.convert_to_tensor(optimizer.iterations)  # its value now (a Keras variable is not a tf.function argument)
-                if step % log_every == 0:
-                    write_scalars(step, loss)
+            applied = tf.math.is_finite(global_norm)  # a skipped update leaves the step where it was
+            last_loss = tf.where(applied, loss, last_loss)
+            step = tf.convert_to_tensor(optimizer.iterations)  # its value now (a Keras variable is not a tf.function argument)
+            if applied & (step % log_every == 0):
+                write_scalars(step, loss)
         return last_loss
 
     return train_until
