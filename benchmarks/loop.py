@@ -18,7 +18,8 @@ and a checkpoint (:class:`helpers.checkpoints.TrainingCheckpoint`, as the comman
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,25 +90,50 @@ class CapstoneLoop:
 
 
 class BareLoop:
-    """``next``, ``GradientTape``, ``apply_gradients`` in a ``tf.function`` running ``per_call`` steps per call; nothing else."""
+    """``next``, ``GradientTape``, ``apply_gradients`` in a ``tf.function`` running ``per_call`` steps per call; nothing else.
 
-    def __init__(self, per_call: int) -> None:
+    ``pieces`` adds the capstone's instrumentation one piece at a time (the overhead's profile):
+    ``"schedule"`` (the warmup-cosine learning rate), ``"clip"`` (``tf.clip_by_global_norm``),
+    ``"monitor"`` (clipping through :class:`helpers.clipping.ClippingMonitor`, with its counters) and
+    ``"guard"`` (skip the update when the norm is not finite: a ``tf.cond``).
+    """
+
+    PIECES = ("schedule", "clip", "monitor", "guard")
+
+    def __init__(self, per_call: int, pieces: tuple[str, ...] = ()) -> None:
         import keras
         import tensorflow as tf
 
         from helpers import data
+        from helpers.clipping import ClippingMonitor
         from helpers.seeding import set_seed
-        from helpers.train import make_model
+        from helpers.train import TrainConfig, make_model, make_schedule
 
+        unknown = set(pieces) - set(self.PIECES)
+        if unknown:
+            raise ValueError(f"unknown pieces {sorted(unknown)}; choose from {self.PIECES}")
         set_seed(0)
         model = make_model()
-        optimizer = keras.optimizers.Adam(1e-2)
+        rate = make_schedule(TrainConfig(run_dir=Path("unused"), steps=NEVER, warmup_steps=20)) if "schedule" in pieces else 1e-2
+        optimizer = keras.optimizers.Adam(rate)
         optimizer.build(model.trainable_variables)
+        monitor = ClippingMonitor(0.5)
         loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         train, _ = data.make_datasets(batch_size=BATCH_SIZE, seed=0)
         iterator = iter(train.repeat())
         self.per_call = per_call
         self.optimizer = optimizer
+
+        def update(gradients: list[Any]) -> None:
+            if "monitor" in pieces:
+                gradients, norm = monitor(gradients)
+            elif "clip" in pieces or "guard" in pieces:
+                gradients, norm = tf.clip_by_global_norm(gradients, 0.5)
+            if "guard" in pieces:
+                if tf.math.is_finite(norm):
+                    optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+            else:
+                optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
 
         @tf.function
         def train_until(until: tf.Tensor) -> tf.Tensor:
@@ -116,7 +142,7 @@ class BareLoop:
                 images, labels = next(iterator)
                 with tf.GradientTape() as tape:
                     loss = loss_fn(labels, model(images, training=True))
-                optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables, strict=True))
+                update(tape.gradient(loss, model.trainable_variables))
             return loss
 
         self.train_until = train_until
@@ -132,8 +158,31 @@ class BareLoop:
         float(self.optimizer.iterations.numpy())
 
 
-def _fit_side(steps: int, **compile_options: Any) -> Callable[[], float]:
-    """A side: ``model.fit`` for ``steps`` steps (one epoch of that many), seconds; compiled once, traced in the warm-up."""
+@contextlib.contextmanager
+def _without_op_determinism() -> Iterator[None]:
+    """Op determinism off for the block, then on again (``helpers.seeding.set_seed`` turns it on).
+
+    Keras compiles ``fit``'s step with XLA only when op determinism is off: with it on, ``compile(jit_compile=True)``
+    warns and falls back to no XLA (``model_supports_jit`` in ``keras/src/trainers/trainer.py``). TensorFlow has no
+    public switch back, so this uses its internal ``config.disable_op_determinism``.
+    """
+    import tensorflow as tf
+    from tensorflow.python.framework import config
+
+    was_on = config.is_op_determinism_enabled()
+    config.disable_op_determinism()
+    try:
+        yield
+    finally:
+        if was_on:
+            tf.config.experimental.enable_op_determinism()
+
+
+def _fit_side(steps: int, *, xla: bool = False, **compile_options: Any) -> Callable[[], float]:
+    """A side: ``model.fit`` for ``steps`` steps (one epoch of that many), seconds; compiled once, traced in the warm-up.
+
+    With ``xla`` the model is compiled with ``jit_compile=True`` and compiled and run without op determinism.
+    """
     import keras
 
     from helpers import data
@@ -142,10 +191,21 @@ def _fit_side(steps: int, **compile_options: Any) -> Callable[[], float]:
 
     set_seed(0)
     model = make_model()
-    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), **compile_options)
+    guard = _without_op_determinism if xla else contextlib.nullcontext
+    with guard():
+        model.compile(
+            optimizer=keras.optimizers.Adam(1e-2), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=xla, **compile_options
+        )
+    if xla and not model.jit_compile:
+        raise RuntimeError("Keras refused jit_compile=True for this model")
     train, _ = data.make_datasets(batch_size=BATCH_SIZE, seed=0)
     repeated = train.repeat()
-    return lambda: seconds(lambda: model.fit(repeated, steps_per_epoch=steps, epochs=1, verbose=0))
+
+    def side() -> float:
+        with guard():
+            return seconds(lambda: model.fit(repeated, steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False))
+
+    return side
 
 
 def _loop_side(loop: CapstoneLoop | BareLoop, steps: int) -> Callable[[], float]:
@@ -175,7 +235,7 @@ def run_loop_vs_fit(options: Options) -> list[Comparison]:
                 {
                     "fit, defaults": _fit_side(steps),
                     f"fit, steps_per_execution={per_call}": _fit_side(steps, steps_per_execution=per_call),
-                    f"fit, steps_per_execution={per_call}, jit_compile": _fit_side(steps, steps_per_execution=per_call, jit_compile=True),
+                    f"fit, steps_per_execution={per_call}, XLA": _fit_side(steps, xla=True, steps_per_execution=per_call),
                     "capstone loop, 1 step per call": _loop_side(one, steps),
                     f"capstone loop, {per_call} steps per call (default)": _loop_side(default, steps),
                 },
@@ -188,7 +248,8 @@ def run_loop_vs_fit(options: Options) -> list[Comparison]:
                 notes=[
                     f"seconds for {steps} steps (lower is faster); the ratio is fit-at-defaults' time over the side's, per repetition. "
                     "The capstone loop does more per step than fit (schedule, clipping with its counters, the data position, "
-                    f"scalars every {default.config.log_every} steps); no side evaluates or saves."
+                    f"scalars every {default.config.log_every} steps); no side evaluates or saves. The XLA side runs without op "
+                    "determinism, which Keras requires for jit_compile (it falls back to no XLA otherwise); the others run with it."
                 ],
             )
         finally:
@@ -248,4 +309,33 @@ def run_instrumentation(options: Options) -> list[Comparison]:
                     loop.close()
             result.details["checkpoints_saved"] = {name: loop.saves for name, loop in zip(settings, loops, strict=True)}
             results.append(result)
+
+        progress(f"[{INSTRUMENTATION_SECTION}] where the overhead comes from: {repeats} repetitions of {steps} steps per side")
+        profile_sides: dict[str, Callable[[], float]] = {"bare loop": _loop_side(BareLoop(per_call), steps)}
+        added: tuple[str, ...] = ()
+        for piece in BareLoop.PIECES:
+            added = (*added, piece)
+            profile_sides[f"+ {piece}"] = _loop_side(BareLoop(per_call, added), steps)
+        capstone = CapstoneLoop(_config(scratch / "profile", total, log_every=NEVER))
+        profile_sides["capstone loop, no scalars or checkpoints"] = _loop_side(capstone, steps)
+        try:
+            profile = compare(
+                INSTRUMENTATION_SECTION,
+                f"the overhead, piece by piece ({steps} steps, {per_call} per call)",
+                profile_sides,
+                baseline="bare loop",
+                unit="s",
+                repeats=repeats,
+                ratio_kind=TIMES,
+                ratio_label="× bare",
+                details={"steps_per_sample": steps, "steps_per_call": per_call, "pieces": list(BareLoop.PIECES)},
+                notes=[
+                    "each '+' side adds one piece to the one above (schedule; then clipping by global norm; then the monitor's "
+                    "counters; then the non-finite guard's tf.cond); the capstone loop adds the data position, strategy.run and "
+                    "reduce, compute_average_loss and its log branch on top."
+                ],
+            )
+        finally:
+            capstone.close()
+        results.append(profile)
     return results
