@@ -212,16 +212,19 @@ def _loop_side(loop: CapstoneLoop | BareLoop, steps: int) -> Callable[[], float]
     return lambda: seconds(lambda: loop.run(steps))
 
 
-def run_loop_vs_fit(options: Options) -> list[Comparison]:
-    """The capstone loop vs ``model.fit``, at equal model, data, batch size and steps."""
+def _sizes(options: Options) -> tuple[int, int, int, int]:
+    """Quiet TensorFlow's logs; then steps per sample, repetitions, the default steps per call, and a run length past every sample."""
     from helpers.environment import quiet_tensorflow_logs
 
     quiet_tensorflow_logs()
-
     steps = QUICK_STEPS if options.quick else STEPS
     repeats = options.repeats_for(DEFAULT_REPEATS)
-    per_call = _default_steps_per_call()
-    total = (repeats + 2) * steps + 100
+    return steps, repeats, _default_steps_per_call(), (repeats + 2) * steps + 100
+
+
+def run_loop_vs_fit(options: Options) -> list[Comparison]:
+    """The capstone loop vs ``model.fit``, at equal model, data, batch size and steps."""
+    steps, repeats, per_call, total = _sizes(options)
     progress(f"[{LOOP_SECTION}] capstone loop vs model.fit: {repeats} repetitions of {steps} steps per side")
     loops: list[CapstoneLoop] = []
     with options.scratch("loop") as scratch:
@@ -262,14 +265,7 @@ def run_loop_vs_fit(options: Options) -> list[Comparison]:
 
 def run_instrumentation(options: Options) -> list[Comparison]:
     """The bare loop vs the capstone loop, over checkpoint intervals and over summary intervals."""
-    from helpers.environment import quiet_tensorflow_logs
-
-    quiet_tensorflow_logs()
-
-    steps = QUICK_STEPS if options.quick else STEPS
-    repeats = options.repeats_for(DEFAULT_REPEATS)
-    per_call = _default_steps_per_call()
-    total = (repeats + 2) * steps + 100
+    steps, repeats, per_call, total = _sizes(options)
     checkpoint_intervals = (None, 5) if options.quick else CHECKPOINT_INTERVALS
     summary_intervals = (None, 1) if options.quick else SUMMARY_INTERVALS
     results = []
