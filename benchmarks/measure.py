@@ -155,6 +155,22 @@ class Comparison:
         """How the ratio is formed, in words: ``eager ÷ side`` or ``side ÷ floor``."""
         return f"{self.baseline} ÷ side" if self.ratio_kind == SPEEDUP else f"side ÷ {self.baseline}"
 
+    @classmethod
+    def from_json(cls, values: Mapping[str, Any]) -> Comparison:
+        """The comparison :meth:`to_json` wrote (the samples are the data; the statistics are recomputed from them)."""
+        return cls(
+            section=values["section"],
+            name=values["name"],
+            unit=values["unit"],
+            baseline=values["baseline"],
+            ratio_kind=values["ratio"]["kind"],
+            ratio_label=values["ratio"]["label"],
+            samples={side: list(entry["samples"]) for side, entry in values["sides"].items()},
+            order=[list(order) for order in values["order"]],
+            details=dict(values["details"]),
+            notes=list(values["notes"]),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "section": self.section,

@@ -167,3 +167,15 @@ def test_a_failing_notebook_is_marked_and_the_run_goes_on(tmp_path: Path, monkey
     (result,) = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["results"]
     assert result["name"] == "00_tiny (FAILED)" and len(result["details"]["failed"]) == 1
     assert "| notebooks: 00_tiny (FAILED) |" in (tmp_path / "results.md").read_text(encoding="utf-8")
+
+
+def test_the_published_page_shows_the_published_run() -> None:
+    """benchmarks/README.md quotes the table of benchmarks/results.json exactly: the numbers have one home, the run."""
+    folder = Path(run.__file__).parent
+    document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    results = [measure.Comparison.from_json(result) for result in document["results"]]
+    assert [result.to_json() for result in results] == document["results"]  # a full round trip, statistics included
+    page = (folder / "README.md").read_text(encoding="utf-8")
+    assert measure.markdown_table(results) in page, "benchmarks/README.md's table is not the one benchmarks/results.json gives"
+    assert document["sections"] == list(run.SECTIONS) and not document["quick"]
+    assert (folder / "results.png").is_file()
