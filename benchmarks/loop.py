@@ -38,6 +38,8 @@ CHECKPOINT_INTERVALS: tuple[int | None, ...] = (None, 50, 200, 1000)
 SUMMARY_INTERVALS: tuple[int | None, ...] = (None, 1, 10, 100)
 #: The settings the workbook recommends for a long run (benchmarks/README.md explains the choice).
 RECOMMENDED_LOG_EVERY, RECOMMENDED_CHECKPOINT_EVERY = 10, 1000
+#: The hidden layer of the wider model on which the instrumentation is measured again (the workbook's has 128).
+WIDE_HIDDEN_UNITS = 2048
 
 
 def _default_steps_per_call() -> int:
@@ -95,12 +97,13 @@ class BareLoop:
     ``pieces`` adds the capstone's instrumentation one piece at a time (the overhead's profile):
     ``"schedule"`` (the warmup-cosine learning rate), ``"clip"`` (``tf.clip_by_global_norm``),
     ``"monitor"`` (clipping through :class:`helpers.clipping.ClippingMonitor`, with its counters) and
-    ``"guard"`` (skip the update when the norm is not finite: a ``tf.cond``).
+    ``"guard"`` (skip the update when the norm is not finite: a ``tf.cond``). ``hidden_units``
+    widens the model (the command's ``--hidden-units``; its default when ``None``).
     """
 
     PIECES = ("schedule", "clip", "monitor", "guard")
 
-    def __init__(self, per_call: int, pieces: tuple[str, ...] = ()) -> None:
+    def __init__(self, per_call: int, pieces: tuple[str, ...] = (), *, hidden_units: int | None = None) -> None:
         import keras
         import tensorflow as tf
 
@@ -113,7 +116,7 @@ class BareLoop:
         if unknown:
             raise ValueError(f"unknown pieces {sorted(unknown)}; choose from {self.PIECES}")
         set_seed(0)
-        model = make_model()
+        model = make_model(TrainConfig.hidden_units if hidden_units is None else hidden_units)
         rate = make_schedule(TrainConfig(run_dir=Path("unused"), steps=NEVER, warmup_steps=20)) if "schedule" in pieces else 1e-2
         optimizer = keras.optimizers.Adam(rate)
         optimizer.build(model.trainable_variables)
@@ -334,4 +337,50 @@ def run_instrumentation(options: Options) -> list[Comparison]:
         finally:
             capstone.close()
         results.append(profile)
+        results.append(_wide_model(scratch, steps, repeats, per_call, total, narrow=results[0]))
     return results
+
+
+def _wide_model(scratch: Path, steps: int, repeats: int, per_call: int, total: int, *, narrow: Comparison) -> Comparison:
+    """The bare loop vs the capstone loop at the recommended settings, on a model :data:`WIDE_HIDDEN_UNITS` wide.
+
+    The instrumentation's cost is a number of small ops per step, whatever the model computes; its
+    ratio to the step shrinks as the step grows. ``details["added_microseconds_per_step"]`` gives the
+    capstone's extra time per step here and on the workbook's model (from ``narrow``, the checkpoint
+    sweep, at the same settings).
+    """
+    recommended = f"checkpoint every {RECOMMENDED_CHECKPOINT_EVERY} steps"
+    progress(f"[{INSTRUMENTATION_SECTION}] the same on a model with {WIDE_HIDDEN_UNITS} hidden units: {repeats} repetitions of {steps} steps per side")
+    capstone = CapstoneLoop(
+        _config(scratch / "wide", total, hidden_units=WIDE_HIDDEN_UNITS, log_every=RECOMMENDED_LOG_EVERY, checkpoint_every=RECOMMENDED_CHECKPOINT_EVERY)
+    )
+    side = f"capstone loop, scalars every {RECOMMENDED_LOG_EVERY} steps, {recommended}"
+    try:
+        result = compare(
+            INSTRUMENTATION_SECTION,
+            f"overhead on a {WIDE_HIDDEN_UNITS}-unit hidden layer ({steps} steps, {per_call} per call)",
+            {"bare loop": _loop_side(BareLoop(per_call, hidden_units=WIDE_HIDDEN_UNITS), steps), side: _loop_side(capstone, steps)},
+            baseline="bare loop",
+            unit="s",
+            repeats=repeats,
+            ratio_kind=TIMES,
+            ratio_label="× bare",
+            details={"steps_per_sample": steps, "steps_per_call": per_call, "hidden_units": WIDE_HIDDEN_UNITS},
+            notes=[
+                f"the workbook's MLP with {WIDE_HIDDEN_UNITS} hidden units instead of 128, at the recommended settings; "
+                "details give the capstone's added time per step here and on the 128-unit model"
+            ],
+        )
+    finally:
+        capstone.close()
+
+    def added(comparison: Comparison, name: str) -> float:
+        return round((comparison.stats(name).median - comparison.stats("bare loop").median) / steps * 1e6, 1)
+
+    wide, workbook = f"{WIDE_HIDDEN_UNITS} hidden units", "128 hidden units"
+    result.details["added_microseconds_per_step"] = {wide: added(result, side)}
+    result.details["bare_microseconds_per_step"] = {wide: round(result.stats("bare loop").median / steps * 1e6, 1)}
+    if recommended in narrow.samples:  # not in a --quick run, which sweeps other intervals
+        result.details["added_microseconds_per_step"][workbook] = added(narrow, recommended)
+        result.details["bare_microseconds_per_step"][workbook] = round(narrow.stats("bare loop").median / steps * 1e6, 1)
+    return result

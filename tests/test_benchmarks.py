@@ -179,3 +179,16 @@ def test_the_published_page_shows_the_published_run() -> None:
     assert measure.markdown_table(results) in page, "benchmarks/README.md's table is not the one benchmarks/results.json gives"
     assert document["sections"] == list(run.SECTIONS) and not document["quick"]
     assert (folder / "results.png").is_file()
+
+
+def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import profile
+
+    assert profile.main(["--steps", "5", "--out", str(tmp_path), "--top", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "5 steps each" in printed and "| event | bare µs/step | capstone µs/step |" in printed
+    rows = [line for line in printed.splitlines() if line.startswith("| ") and "event" not in line]
+    assert len(rows) == 3 and any(row.startswith("| Process |") for row in rows), printed  # the executor's own time is always traced
+    assert len(list(tmp_path.rglob("*.xplane.pb"))) == 2
+    with pytest.raises(SystemExit):
+        profile.main(["--steps", "0"])

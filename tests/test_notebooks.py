@@ -108,12 +108,3 @@ def test_notebooks_folder_holds_only_the_chapters_and_their_pages() -> None:
     stray = sorted(entry.name for entry in folder.iterdir() if not entry.name.startswith(".") and entry.suffix not in (".ipynb", ".md"))
     assert not stray, f"files in notebooks/ that are not notebooks or pages: {stray}"
 
-
-def test_the_papermill_runs_are_spread_over_the_workers_and_everything_else_stays_by_file() -> None:
-    from conftest import work_unit
-
-    papermill = "tests/test_notebooks.py::test_notebook_runs_with_other_parameters_and_answers[08_capstone]"
-    assert work_unit(papermill) == papermill
-    assert work_unit("tests/test_notebooks.py::test_notebook_hygiene[08_capstone]") == "tests/test_notebooks.py"
-    assert work_unit("notebooks/08_capstone.ipynb::Cell 3") == work_unit("notebooks/08_capstone.ipynb::Cell 40") == "notebooks/08_capstone.ipynb"
-    assert work_unit("tests/test_train.py::test_crash_then_rerun_matches_the_uninterrupted_run") == "tests/test_train.py"
