@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test check refresh unit lab book bench clean help
+.PHONY: run test check refresh unit lab book bench drift clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
@@ -21,6 +21,7 @@ help:
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
+	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv (ARGS='--nightly'); report in build/drift/report.md"
 	@echo "make clean   remove build/ (keeps .venv)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -52,6 +53,10 @@ unit: check
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(ARGS)
+
+# Not part of make test: builds a separate venv with the newest TensorFlow (the pinned .venv is untouched).
+drift: $(STAMP)
+	$(PY) -m helpers.drift $(ARGS)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book

@@ -28,6 +28,10 @@ _quieted = False  # set once quiet_tensorflow_logs() has imported TensorFlow
 MIN_VERSIONS: dict[str, tuple[int, int]] = {"tensorflow": (2, 21), "keras": (3, 15)}
 
 
+#: Other distributions that install the same import package (the nightly builds ``make drift --nightly`` runs).
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {"tensorflow": ("tensorflow", "tf-nightly"), "keras": ("keras", "keras-nightly")}
+
+
 class VersionError(RuntimeError):
     """An installed library is older than the workbook needs."""
 
@@ -91,6 +95,16 @@ def _major_minor(version: str) -> tuple[int, int]:
         raise VersionError(f"cannot read a major.minor version from {version!r}") from exc
 
 
+def _installed_version(package: str) -> str:
+    """The version of the first installed distribution of ``package`` (:data:`DISTRIBUTIONS`), or :class:`VersionError`."""
+    for distribution in DISTRIBUTIONS.get(package, (package,)):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    raise VersionError(f"{package} is not installed; run `make test` or `pip install -r requirements.txt`")
+
+
 def check_versions(minimum: dict[str, tuple[int, int]] | None = None, *, show: bool = True) -> dict[str, str]:
     """Return ``{package: version}`` and raise :class:`VersionError` if one is too old.
 
@@ -100,10 +114,7 @@ def check_versions(minimum: dict[str, tuple[int, int]] | None = None, *, show: b
     minimum = MIN_VERSIONS if minimum is None else minimum
     found: dict[str, str] = {}
     for package, (major, minor) in minimum.items():
-        try:
-            version = metadata.version(package)
-        except metadata.PackageNotFoundError as exc:
-            raise VersionError(f"{package} is not installed; run `make test` or `pip install -r requirements.txt`") from exc
+        version = _installed_version(package)
         if _major_minor(version) < (major, minor):
             raise VersionError(
                 f"{package} {version} is older than {major}.{minor}, the version this workbook "

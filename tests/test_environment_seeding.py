@@ -83,3 +83,21 @@ def test_set_seed_repeats_numpy_and_tensorflow_draws() -> None:
 def test_set_seed_rejects_bad_seeds(seed: object) -> None:
     with pytest.raises(ValueError, match=r"^seed must be an int in \[0, 2\*\*32\)"):
         set_seed(seed)  # type: ignore[arg-type]
+
+
+def test_check_versions_accepts_the_nightly_distributions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """make drift --nightly installs tf-nightly and keras-nightly, which provide the same import packages."""
+    from importlib import metadata
+
+    nightly = {"tf-nightly": "2.99.0.dev20990101", "keras-nightly": "3.99.0.dev2099010103"}
+
+    def version(distribution: str) -> str:
+        if distribution in nightly:
+            return nightly[distribution]
+        raise metadata.PackageNotFoundError(distribution)
+
+    monkeypatch.setattr(environment.metadata, "version", version)
+    assert environment.check_versions(show=False) == {"tensorflow": "2.99.0.dev20990101", "keras": "3.99.0.dev2099010103"}
+    monkeypatch.setattr(environment.metadata, "version", lambda distribution: (_ for _ in ()).throw(metadata.PackageNotFoundError(distribution)))
+    with pytest.raises(environment.VersionError, match="tensorflow is not installed"):
+        environment.check_versions(show=False)
