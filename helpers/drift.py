@@ -26,6 +26,7 @@ import difflib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -58,6 +59,17 @@ def sanitizers(config: Path | None = None) -> list[tuple[re.Pattern[str], str]]:
 
     path = config if config is not None else repo_root() / "tests" / "nbval_sanitize.cfg"
     return [(re.compile(pattern), replacement) for pattern, replacement in get_sanitize_patterns(path.read_text(encoding="utf-8"))]
+
+
+def drift_patterns() -> list[tuple[re.Pattern[str], str]]:
+    """What differs by construction in a drift run, on top of nbval's sanitizer: the notebooks' build
+    folders (under ``build/drift/work/`` instead of ``build/``) and the version line of every setup cell
+    (the report's header gives the versions)."""
+    work = display_path(drift_root() / "work")
+    return [
+        (re.compile(re.escape(work + "/")), "build/"),
+        (re.compile(r"tensorflow \S+ \| keras \S+"), "tensorflow VERSION | keras VERSION"),
+    ]
 
 
 def sanitize(text: str, patterns: Sequence[tuple[re.Pattern[str], str]]) -> str:
@@ -273,27 +285,36 @@ def checks_in(python: Path) -> dict[str, str]:
     return found
 
 
-def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool) -> Path:
-    """Build (or reuse) the drift environment, run the notebooks there, compare, and write the report; return report.md."""
+def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_only: bool = False) -> Path:
+    """Build (or reuse) the drift environment, run the notebooks there, compare, and write the report; return report.md.
+
+    ``compare_only`` compares the notebooks of the last run again (after a change to the comparison or
+    the stored notebooks) without installing or executing anything.
+    """
     import nbformat
 
     from helpers import workbook
 
     root = drift_root()
     venv, executed, work = root / "venv", root / "executed", root / "work"
-    python = venv / "bin" / "python" if reuse and (venv / "bin" / "python").exists() else build_environment(venv, nightly=nightly)
+    if compare_only and not (executed / "results.json").is_file():
+        raise ValueError(f"nothing to compare: {display_path(executed)} holds no run; run without --compare-only first")
+    if compare_only:
+        python = venv / "bin" / "python"
+    else:
+        python = venv / "bin" / "python" if reuse and (venv / "bin" / "python").exists() else build_environment(venv, nightly=nightly)
+        for folder in (executed, work):
+            if folder.exists():
+                shutil.rmtree(folder)
+        runner = [str(python), "-m", "helpers.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
+        _run(runner, cwd=repo_root())
     found = versions(python)
-    for folder in (executed, work):
-        if folder.exists():
-            import shutil
-
-            shutil.rmtree(folder)
-    runner = [str(python), "-m", "helpers.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
-    _run(runner, cwd=repo_root())
     results = {entry["name"]: entry for entry in json.loads((executed / "results.json").read_text(encoding="utf-8"))}
-    patterns = sanitizers()
+    patterns = sanitizers() + drift_patterns()
     drifts = []
     for path in workbook.select(workbook.notebooks(), only):
+        if path.stem not in results:
+            continue  # not part of the last run (--only)
         output = executed / path.name
         if not output.is_file():
             drifts.append(NotebookDrift(name=path.stem, ran=False, failure=results.get(path.stem, {}).get("failure", "no output written")))
@@ -306,7 +327,7 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool) -> Path:
     environment = {
         "versions": found,
         "pinned": [line for line in (repo_root() / "requirements.txt").read_text(encoding="utf-8").split() if line.split("==")[0] in MOVING],
-        "command": "python -m helpers.drift" + (" --nightly" if nightly else ""),
+        "command": "python -m helpers.drift" + (" --nightly" if nightly else "") + (" --compare-only" if compare_only else ""),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     markdown, _ = write_report(drifts, environment, checks_in(python), root)
@@ -318,6 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nightly", action="store_true", help="tf-nightly, keras-nightly and tb-nightly instead of the latest releases")
     parser.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
     parser.add_argument("--reuse", action="store_true", help="reuse build/drift/venv as it is (no install)")
+    parser.add_argument("--compare-only", action="store_true", help="compare the last run's notebooks again and rewrite the report (no install, no run)")
     sub = parser.add_subparsers(dest="command")
     execute = sub.add_parser("execute", help="(used inside the drift environment) run the notebooks and write results.json")
     execute.add_argument("--out", type=Path, required=True)
@@ -330,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         return 0
     try:
-        report = drift(nightly=args.nightly, only=args.only, reuse=args.reuse)
+        report = drift(nightly=args.nightly, only=args.only, reuse=args.reuse, compare_only=args.compare_only)
     except subprocess.CalledProcessError as error:
         print(f"drift: `{' '.join(map(str, error.cmd))}` failed with exit status {error.returncode}", file=sys.stderr)
         return 2

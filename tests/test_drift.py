@@ -105,3 +105,13 @@ def test_the_drift_requirements_move_only_tensorflow_keras_and_tensorboard() -> 
     pinned = [line for line in latest if "==" in line]
     assert pinned and pinned == [line for line in nightly if "==" in line]  # everything else stays as requirements.txt pins it
     assert drift.drift_root().name == "drift" and drift.drift_root().parent == drift.build_root()
+
+
+def test_the_drift_run_s_own_build_folder_and_version_line_are_not_drift(patterns: list[Any]) -> None:
+    everything = patterns + drift.drift_patterns()
+    stored = new_notebook(cells=[cell("setup()", stdout("Python 3.11 | tensorflow 2.21.0 | keras 3.15.1\nbuild folder: build/05_checkpoints\n")),
+                                 cell("save()", stdout("Writing ../build/05_checkpoints/resume_lab.py\n"))])
+    executed = new_notebook(cells=[cell("setup()", stdout("Python 3.11 | tensorflow 2.23.0.dev20261026 | keras 3.16.0.dev2026102704\nbuild folder: build/drift/work/05_checkpoints\n")),
+                                   cell("save()", stdout("Writing ../build/drift/work/05_checkpoints/resume_lab.py\n"))])
+    assert drift.compare(stored, executed, everything).changed == []
+    assert [change.cell for change in drift.compare(stored, executed, patterns).changed] == [1, 2]  # nbval's sanitizer alone sees both
