@@ -6,7 +6,8 @@ latest releases; ``--nightly``: ``tf-nightly``, ``keras-nightly`` and ``tb-night
 else ``requirements.txt`` pins; executes every notebook there with papermill, as ``make run`` does,
 into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work``); runs
 the glossary's and the seed map's tests there (an API they call current that the new version
-removed fails them); and compares each executed notebook with the stored one: the comparison nbval
+removed fails them) and compares each current API name's status, pinned and newest (removed or
+deprecated, :mod:`helpers.glossary`); and compares each executed notebook with the stored one: the comparison nbval
 makes, with the same sanitizer (``tests/nbval_sanitize.cfg``), cell by cell. The report,
 ``build/drift/report.md`` and ``report.json``, says per notebook whether it ran, which cell failed
 and why (a failed ``assert`` is a claim that changed), which cells' outputs changed (a short diff),
@@ -182,7 +183,7 @@ def compare(stored: Any, executed: Any, patterns: Sequence[tuple[re.Pattern[str]
     return drift
 
 
-def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str]) -> str:
+def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], api_changes: dict[str, str] | None = None) -> str:
     """The report a maintainer reads: the versions, a table per notebook, then each notebook's details."""
     lines = ["# Drift report", "", "Versions in the drift environment: " + ", ".join(f"{name} {version}" for name, version in environment.get("versions", {}).items())]
     lines += [f"Pinned: {', '.join(environment.get('pinned', []))}. Command: `{environment.get('command', '')}`. Date: {environment.get('date', '')}.", ""]
@@ -191,6 +192,8 @@ def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any]
         lines.append(f"| {drift.name} | {drift.verdict} | {len(drift.changed)} | {len(drift.new_warnings)} | {drift.seconds:.1f} s |")
     lines += ["", "## The glossary and the seed map", ""]
     lines += [f"- `{test}`: {result}" for test, result in checks.items()] or ["- not run"]
+    lines += ["", "API names the glossary calls current whose status changed (pinned → newest; `helpers.glossary`):", ""]
+    lines += [f"- `{name}`: {change}" for name, change in sorted((api_changes or {}).items())] or ["- none"]
     for drift in drifts:
         if drift.verdict == "unchanged" and not drift.new_warnings:
             continue
@@ -204,12 +207,19 @@ def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any]
     return "\n".join(lines) + "\n"
 
 
-def write_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], out: Path) -> tuple[Path, Path]:
+def write_report(
+    drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], out: Path, api_changes: dict[str, str] | None = None
+) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.json`` into ``out``; return their paths."""
     out.mkdir(parents=True, exist_ok=True)
     markdown, document = out / "report.md", out / "report.json"
-    markdown.write_text(markdown_report(drifts, environment, checks), encoding="utf-8")
-    payload = {"environment": environment, "checks": checks, "notebooks": [dict(asdict(drift), verdict=drift.verdict) for drift in drifts]}
+    markdown.write_text(markdown_report(drifts, environment, checks, api_changes), encoding="utf-8")
+    payload = {
+        "environment": environment,
+        "checks": checks,
+        "api_changes": api_changes or {},
+        "notebooks": [dict(asdict(drift), verdict=drift.verdict) for drift in drifts],
+    }
     document.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return markdown, document
 
@@ -272,6 +282,17 @@ def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> lis
     return results
 
 
+def api_status_in(python: Path) -> dict[str, str]:
+    """:func:`helpers.glossary.current_api_status` in the environment of ``python``."""
+    completed = subprocess.run([str(python), "-m", "helpers.glossary"], cwd=repo_root(), check=True, capture_output=True, text=True)
+    return dict(json.loads(completed.stdout.strip().splitlines()[-1]))
+
+
+def api_changes(pinned: dict[str, str], newest: dict[str, str]) -> dict[str, str]:
+    """``{name: "ok → deprecated"}`` for every name whose status differs."""
+    return {name: f"{pinned.get(name, 'absent')} → {newest.get(name, 'absent')}" for name in sorted(set(pinned) | set(newest)) if pinned.get(name) != newest.get(name)}
+
+
 def checks_in(python: Path) -> dict[str, str]:
     """The glossary's and the seed map's tests run in the drift environment: their closing lines."""
     found = {}
@@ -330,7 +351,8 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
         "command": "python -m helpers.drift" + (" --nightly" if nightly else "") + (" --compare-only" if compare_only else ""),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
-    markdown, _ = write_report(drifts, environment, checks_in(python), root)
+    changes = api_changes(api_status_in(Path(sys.executable)), api_status_in(python))
+    markdown, _ = write_report(drifts, environment, checks_in(python), root, changes)
     return markdown
 
 
@@ -364,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = json.loads(report.with_suffix(".json").read_text(encoding="utf-8"))
     drifted = [entry["name"] for entry in document["notebooks"] if entry["verdict"] != "unchanged" or entry["new_warnings"]]
     failing_checks = [test for test, line in document["checks"].items() if "failed" in line or "error" in line]
-    return 1 if drifted or failing_checks else 0
+    return 1 if drifted or failing_checks or document["api_changes"] else 0
 
 
 if __name__ == "__main__":

@@ -115,3 +115,12 @@ def test_the_drift_run_s_own_build_folder_and_version_line_are_not_drift(pattern
                                    cell("save()", stdout("Writing ../build/drift/work/05_checkpoints/resume_lab.py\n"))])
     assert drift.compare(stored, executed, everything).changed == []
     assert [change.cell for change in drift.compare(stored, executed, patterns).changed] == [1, 2]  # nbval's sanitizer alone sees both
+
+
+def test_api_names_whose_status_changed_are_listed(tmp_path: Path, patterns: list[Any]) -> None:
+    changes = drift.api_changes({"tf.a": "ok", "tf.b": "ok", "tf.c": "deprecated"}, {"tf.a": "deprecated", "tf.b": "ok", "tf.c": "missing"})
+    assert changes == {"tf.a": "ok → deprecated", "tf.c": "deprecated → missing"}
+    stored, _ = pair()
+    markdown, document = drift.write_report([drift.compare(stored, stored, patterns, name="00")], {}, {}, tmp_path, changes)
+    assert "- `tf.a`: ok → deprecated" in markdown.read_text(encoding="utf-8")
+    assert json.loads(document.read_text(encoding="utf-8"))["api_changes"] == changes
