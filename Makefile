@@ -21,7 +21,7 @@ help:
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
-	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv (ARGS='--nightly'); report in build/drift/report.md"
+	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
 	@echo "make clean   remove build/ (keeps .venv)"
 
 $(STAMP): requirements.txt pyproject.toml

@@ -1,7 +1,7 @@
 """Drift guard: run the workbook against the newest TensorFlow and Keras and report which claims changed.
 
 ``python -m helpers.drift`` (``make drift``) builds a virtual environment of its own,
-``build/drift/venv``, with the newest TensorFlow, Keras and TensorBoard on the package index (the
+``build/drift/venv-latest`` (or ``venv-nightly``), with the newest TensorFlow, Keras and TensorBoard on the package index (the
 latest releases; ``--nightly``: ``tf-nightly``, ``keras-nightly`` and ``tb-nightly``) and everything
 else ``requirements.txt`` pins; executes every notebook there with papermill, as ``make run`` does,
 into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work``); runs
@@ -49,8 +49,17 @@ WARNING_LINE = re.compile(r"warn|deprecat|removed in a future|will be removed|no
 MAX_DIFF_LINES = 12
 
 
+def venv_for(nightly: bool) -> Path:
+    """The drift environment: ``build/drift/venv-nightly`` or ``build/drift/venv-latest``, one per kind.
+
+    Two, because ``tf-nightly`` and ``tensorflow`` install the same ``tensorflow`` package: one
+    environment switched from one to the other would hold both, overwriting each other's files.
+    """
+    return drift_root() / ("venv-nightly" if nightly else "venv-latest")
+
+
 def drift_root() -> Path:
-    """``build/drift``: the venv, the executed notebooks, their work folders and the report."""
+    """``build/drift``: the venvs, the executed notebooks, their work folders and the report."""
     return build_root() / "drift"
 
 
@@ -251,7 +260,7 @@ def build_environment(venv: Path, *, nightly: bool) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         _run([sys.executable, "-m", "venv", str(venv)])
-    requirements = venv.parent / "requirements-drift.txt"
+    requirements = venv.parent / f"requirements-{venv.name}.txt"
     requirements.write_text("\n".join(requirement_lines(nightly)) + "\n", encoding="utf-8")
     pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", "--upgrade"]
     _run([*pip, *(["--pre"] if nightly else []), "-r", str(requirements)])
@@ -317,18 +326,21 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
     from helpers import workbook
 
     root = drift_root()
-    venv, executed, work = root / "venv", root / "executed", root / "work"
-    if compare_only and not (executed / "results.json").is_file():
-        raise ValueError(f"nothing to compare: {display_path(executed)} holds no run; run without --compare-only first")
+    executed, work = root / "executed", root / "work"
     if compare_only:
-        python = venv / "bin" / "python"
+        if not (executed / "run.json").is_file():
+            raise ValueError(f"nothing to compare: {display_path(executed)} holds no run; run without --compare-only first")
+        last_run = json.loads((executed / "run.json").read_text(encoding="utf-8"))
+        python, nightly = Path(last_run["python"]), bool(last_run["nightly"])
     else:
+        venv = venv_for(nightly)
         python = venv / "bin" / "python" if reuse and (venv / "bin" / "python").exists() else build_environment(venv, nightly=nightly)
         for folder in (executed, work):
             if folder.exists():
                 shutil.rmtree(folder)
         runner = [str(python), "-m", "helpers.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
         _run(runner, cwd=repo_root())
+        (executed / "run.json").write_text(json.dumps({"python": str(python), "nightly": nightly}) + "\n", encoding="utf-8")
     found = versions(python)
     results = {entry["name"]: entry for entry in json.loads((executed / "results.json").read_text(encoding="utf-8"))}
     patterns = sanitizers() + drift_patterns()
@@ -360,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.drift", description="Run the workbook against the newest TensorFlow and report what changed.")
     parser.add_argument("--nightly", action="store_true", help="tf-nightly, keras-nightly and tb-nightly instead of the latest releases")
     parser.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
-    parser.add_argument("--reuse", action="store_true", help="reuse build/drift/venv as it is (no install)")
+    parser.add_argument("--reuse", action="store_true", help="reuse the drift environment (build/drift/venv-latest or venv-nightly) as it is: no install")
     parser.add_argument("--compare-only", action="store_true", help="compare the last run's notebooks again and rewrite the report (no install, no run)")
     sub = parser.add_subparsers(dest="command")
     execute = sub.add_parser("execute", help="(used inside the drift environment) run the notebooks and write results.json")
