@@ -46,14 +46,16 @@ def run_dir(name: str, *, clean: bool = True) -> Path:
 
 
 def display_path(path: str | os.PathLike[str], *, keep_outside: bool = False) -> str:
-    """A path as a reader should see it: relative to the repository (or the build area's parent) when inside it.
+    """A path as a reader should see it: relative to the build area's parent when inside the build area (so it
+    reads ``build/...``), else relative to the repository when inside it.
 
     Stored notebook outputs must not hold absolute paths (they differ per machine), so a path
     outside both becomes its last name; ``keep_outside=True`` (messages of a command, where the
     user typed the path) keeps it whole instead.
     """
     resolved = Path(path).resolve()
-    for base in (repo_root(), build_root().parent):
+    # A path in the build area reads `build/...` wherever the area is (the tests' and make drift's are elsewhere).
+    for base in (build_root().parent, repo_root()) if resolved.is_relative_to(build_root()) else (repo_root(), build_root().parent):
         try:
             return resolved.relative_to(base).as_posix()
         except ValueError:
