@@ -4,7 +4,7 @@
 ``build/drift/venv-latest`` (or ``venv-nightly``), with the newest TensorFlow, Keras and TensorBoard on the package index (the
 latest releases; ``--nightly``: ``tf-nightly``, ``keras-nightly`` and ``tb-nightly``) and everything
 else ``requirements.txt`` pins; executes every notebook there with papermill, as ``make run`` does,
-into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work``); runs
+into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work/build``); runs
 the glossary's and the seed map's tests there (an API they call current that the new version
 removed fails them) and compares each current API name's status, pinned and newest (removed or
 deprecated, :mod:`helpers.glossary`); and compares each executed notebook with the stored one: the comparison nbval
