@@ -124,3 +124,13 @@ def test_api_names_whose_status_changed_are_listed(tmp_path: Path, patterns: lis
     markdown, document = drift.write_report([drift.compare(stored, stored, patterns, name="00")], {}, {}, tmp_path, changes)
     assert "- `tf.a`: ok → deprecated" in markdown.read_text(encoding="utf-8")
     assert json.loads(document.read_text(encoding="utf-8"))["api_changes"] == changes
+
+
+def test_result_data_is_compared_like_nbval_but_raster_figures_are_not(patterns: list[Any]) -> None:
+    def result(data: dict[str, str]) -> Any:
+        return new_notebook(cells=[cell("show()", new_output("display_data", data=data))])
+
+    stored = result({"text/plain": "<Figure>", "image/png": "AAAA", "text/html": "<b>1</b>"})
+    assert drift.compare(stored, result({"text/plain": "<Figure>", "image/png": "BBBB", "text/html": "<b>1</b>"}), patterns).changed == []
+    html_changed = drift.compare(stored, result({"text/plain": "<Figure>", "image/png": "AAAA", "text/html": "<b>2</b>"}), patterns)
+    assert html_changed.changed[0].diff == ["-[display_data text/html] <b>1</b>", "+[display_data text/html] <b>2</b>"]
