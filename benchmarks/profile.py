@@ -61,6 +61,13 @@ def trace(run: Callable[[int], None], steps: int, folder: Path) -> tuple[float, 
     return wall / steps * 1e6, {name: value / steps for name, value in executor_microseconds(files[0]).items()}
 
 
+def table(bare: dict[str, float], capstone: dict[str, float], top: int) -> str:
+    """A markdown table of the ``top`` events whose µs/step differ most between the two loops, largest difference first."""
+    names = sorted(set(bare) | set(capstone), key=lambda n: (-abs(capstone.get(n, 0.0) - bare.get(n, 0.0)), n))
+    rows = [f"| {name} | {bare.get(name, 0.0):.1f} | {capstone.get(name, 0.0):.1f} |" for name in names[:top]]
+    return "\n".join(["| event | bare µs/step | capstone µs/step |", "|---|---:|---:|", *rows])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=500, help="traced steps per loop (default 500)")
@@ -88,10 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         capstone.close()
     print(f"{args.steps} steps each, {per_call} per call; wall: bare {walls['bare']:.1f} µs/step, capstone {walls['capstone']:.1f} µs/step")
-    names = sorted(set(events["bare"]) | set(events["capstone"]), key=lambda n: -abs(events["capstone"].get(n, 0.0) - events["bare"].get(n, 0.0)))
-    print("\n| event | bare µs/step | capstone µs/step |\n|---|---:|---:|")
-    for name in names[: args.top]:
-        print(f"| {name} | {events['bare'].get(name, 0.0):.1f} | {events['capstone'].get(name, 0.0):.1f} |")
+    print("\n" + table(events["bare"], events["capstone"], args.top))
     print(f"\ntraces in {display_path(out, keep_outside=True)} (TensorBoard's profile plugin reads them)")
     return 0
 
