@@ -129,3 +129,15 @@ def test_heading_anchors_and_link_targets_follow_nbconvert(tmp_path: Path) -> No
     assert workbook.heading_anchors(path) == {"01-·-Title", "The-v1-tf.train-step-(and-Keras)"}
     links = "[a](01_x.ipynb#The-v1-tf.train-step-(and-Keras)), `[not](a-link)`, [b](https://example.org)"
     assert workbook.link_targets(links) == ["01_x.ipynb#The-v1-tf.train-step-(and-Keras)", "https://example.org"]
+
+
+def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp_path: Path) -> None:
+    """The IPC sockets are unique per kernel (in Jupyter's runtime folder), not ``kernel-ipc-1``... in the working folder."""
+    import concurrent.futures
+
+    slow = _notebook(folder / "02_slow.ipynb", "import time\ntime.sleep(1.0)\nprint(VALUE)")
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(workbook.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
+        results = [run.result() for run in runs]
+    assert all(result.ok for result in results), [result.failure for result in results]
+    assert sorted(path.name for path in folder.iterdir()) == ["00_good.ipynb", "01_bad.ipynb", "02_slow.ipynb", "notes.ipynb"]  # no socket files left behind
