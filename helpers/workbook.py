@@ -91,22 +91,20 @@ def _ipc_kernel_manager() -> type:
     With TCP, ipykernel warns on every start that its traffic is not encrypted
     (``IPKernelApp.init_sockets``); IPC sockets are files, reachable only on this machine, so the
     warning does not apply and is not printed. The socket files are named after the connection file,
-    which is given a unique name in Jupyter's runtime folder: without one, jupyter_client names them
-    ``kernel-ipc-1`` ... in the current folder, so two kernels started at once in the same folder
-    bind the same sockets and one of them never answers ("Kernel didn't respond").
+    which gets a unique name in the temporary folder, where jupyter_client puts an unnamed one: with
+    no name, jupyter_client calls the sockets ``kernel-ipc-1`` ... in the current folder, so two
+    kernels started at once in one folder bind the same sockets and one never answers ("Kernel didn't
+    respond"). The path stays short, as a socket's must (about 100 bytes on Linux).
     """
+    import tempfile
     import uuid
 
     from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.paths import jupyter_runtime_dir
 
     class IpcKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: object) -> None:
             kwargs.setdefault("transport", "ipc")
-            if "connection_file" not in kwargs:
-                runtime = Path(jupyter_runtime_dir())
-                runtime.mkdir(parents=True, exist_ok=True)
-                kwargs["connection_file"] = str(runtime / f"kernel-workbook-{uuid.uuid4().hex}.json")
+            kwargs.setdefault("connection_file", str(Path(tempfile.gettempdir()) / f"kernel-workbook-{uuid.uuid4().hex}.json"))
             super().__init__(**kwargs)
 
     return IpcKernelManager

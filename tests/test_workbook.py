@@ -132,7 +132,7 @@ def test_heading_anchors_and_link_targets_follow_nbconvert(tmp_path: Path) -> No
 
 
 def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp_path: Path) -> None:
-    """The IPC sockets are unique per kernel (in Jupyter's runtime folder), not ``kernel-ipc-1``... in the working folder."""
+    """The IPC sockets are unique per kernel (in the temporary folder), not ``kernel-ipc-1``... in the working folder."""
     import concurrent.futures
 
     slow = _notebook(folder / "02_slow.ipynb", "import time\ntime.sleep(1.0)\nprint(VALUE)")
