@@ -50,8 +50,8 @@ def run(options: Options) -> list[Comparison]:
     import numpy as np
     import tensorflow as tf
 
+    from helpers.models import make_model
     from helpers.seeding import set_seed
-    from helpers.train import make_model
 
     set_seed(0)
     hidden = QUICK_HIDDEN_UNITS if options.quick else HIDDEN_UNITS

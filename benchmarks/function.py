@@ -50,7 +50,7 @@ def make_step(hidden_units: int) -> Step:
     import keras
     import tensorflow as tf
 
-    from helpers.train import make_model
+    from helpers.models import make_model
 
     model = make_model(hidden_units)
     optimizer = keras.optimizers.Adam()

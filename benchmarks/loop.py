@@ -4,7 +4,7 @@ Both time a fixed number of training steps of the workbook's MLP on the bundled 
 Adam), with the data drawn from the same seeded, repeated ``tf.data`` pipeline inside the timed work.
 
 *loop*: ``model.fit`` at its defaults and at its best settings (``steps_per_execution``, and with
-``jit_compile``) against the capstone's loop (:func:`helpers.train.make_train_loop`, exactly what
+``jit_compile``) against the capstone's loop (:func:`helpers.train.make_train_until` called by :func:`helpers.train.run_calls`, exactly what
 ``python -m helpers.train`` runs between evaluations and checkpoints: schedule, global-norm clipping
 with its monitor, the data position, scalars every ``log_every`` steps) with one update per
 ``tf.function`` call and with the command's default ``steps_per_call``. Evaluation and checkpoints
@@ -58,7 +58,11 @@ def _config(run_dir: Path, steps_total: int, **changes: Any) -> Any:
 
 
 class CapstoneLoop:
-    """The command's loop on fresh objects: :meth:`run` does ``steps`` more updates, saving every ``checkpoint_every``."""
+    """The command's loop on fresh parts: :meth:`run` does ``steps`` more updates, saving every ``checkpoint_every``.
+
+    The calls go through :func:`helpers.train.run_calls`, the command's own call loop, with the
+    command's call ends; only validation and the progress lines are left out.
+    """
 
     def __init__(self, config: Any) -> None:
         import tensorflow as tf
@@ -67,25 +71,28 @@ class CapstoneLoop:
 
         self.training = training
         self.config = config
-        self.objects = training.build(config)
-        self.iterator = self.objects.start_data()
-        training.RunFolder(config.run_dir).train_logs.mkdir(parents=True, exist_ok=True)
-        self.writer = tf.summary.create_file_writer(str(training.RunFolder(config.run_dir).train_logs))
-        self.train_until = training.make_train_loop(self.objects, config.log_every, self.writer)
+        self.parts = training.build(config)
+        self.iterator = self.parts.start_data()
+        folder = training.RunFolder(config.run_dir)
+        folder.train_logs.mkdir(parents=True, exist_ok=True)
+        self.writer = tf.summary.create_file_writer(str(folder.train_logs))
+        self.train_until = training.make_train_until(self.parts, config.log_every, self.writer)
         self.saves = 0
 
-    def run(self, steps: int) -> None:
-        import tensorflow as tf
+    def _save_on_checkpoint_steps(self, step: int, _loss: Any) -> None:
+        if step % self.config.checkpoint_every == 0:
+            self.parts.checkpoint.save()
+            self.saves += 1
 
-        step = int(self.objects.optimizer.iterations.numpy())
-        target = step + steps
-        while step < target:
-            until = min(target, self.training.call_end(step, self.config))
-            self.train_until(self.iterator, tf.constant(until, dtype=tf.int64))
-            step = int(self.objects.optimizer.iterations.numpy())
-            if step % self.config.checkpoint_every == 0:
-                self.objects.checkpoint.save()
-                self.saves += 1
+    def run(self, steps: int) -> None:
+        self.training.run_calls(
+            self.parts,
+            self.train_until,
+            self.iterator,
+            to_step=self.parts.step + steps,
+            next_end=lambda step: self.training.call_end(step, self.config),
+            on_new_step=self._save_on_checkpoint_steps,
+        )
 
     def close(self) -> None:
         self.writer.close()
@@ -109,8 +116,9 @@ class BareLoop:
 
         from helpers import data
         from helpers.clipping import ClippingMonitor
+        from helpers.models import make_model
         from helpers.seeding import set_seed
-        from helpers.train import TrainConfig, make_model, make_schedule
+        from helpers.train import TrainConfig, make_schedule
 
         unknown = set(pieces) - set(self.PIECES)
         if unknown:
@@ -189,8 +197,8 @@ def _fit_side(steps: int, *, xla: bool = False, **compile_options: Any) -> Calla
     import keras
 
     from helpers import data
+    from helpers.models import make_model
     from helpers.seeding import set_seed
-    from helpers.train import make_model
 
     set_seed(0)
     model = make_model()

@@ -22,6 +22,7 @@ This module imports TensorFlow: import it after ``helpers.quiet_tensorflow_logs(
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 from collections.abc import Iterable
@@ -136,6 +137,16 @@ class TrainingCheckpoint:
     def step(self) -> int:
         """The global step: ``optimizer.iterations``."""
         return int(self.optimizer.iterations.numpy())
+
+    def relocated(self, directory: str | Path) -> TrainingCheckpoint:
+        """The same objects and ``tf.train.Checkpoint``, saved into (and restored from) ``directory`` instead.
+
+        A worker of a cluster that is not the chief must take part in every save; it saves a copy
+        of its own into a scratch folder that nobody restores from.
+        """
+        moved = copy.copy(self)
+        moved.directory = Path(directory)
+        return moved
 
     def _ensure_built(self) -> None:
         if not self.optimizer.built:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,8 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from helpers.logs import TensorSeries, read_summaries  # noqa: F401 - re-exported
+from helpers.ports import LOOPBACK, free_port
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
 #: How many characters of the server's stderr an error message quotes.
 STDERR_TAIL_CHARS = 2000
 
@@ -47,13 +47,6 @@ def tensorboard_executable() -> Path:
     if not path.is_file():
         raise TensorBoardError(f"no tensorboard executable next to the Python interpreter ({path.name} in {path.parent.name}/)")
     return path
-
-
-def free_port(host: str = HOST) -> int:
-    """A TCP port that is free on ``host`` right now (the OS picks it when binding port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
 
 
 def _check_loopback(url: str) -> None:

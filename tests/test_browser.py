@@ -17,7 +17,7 @@ import pytest
 
 from helpers import book, workbook
 from helpers.paths import build_root
-from helpers.train import free_port
+from helpers.ports import free_port
 
 pytestmark = pytest.mark.process
 

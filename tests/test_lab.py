@@ -13,7 +13,7 @@ import pytest
 
 from helpers import workbook
 from helpers.paths import repo_root
-from helpers.train import free_port
+from helpers.ports import free_port
 
 pytestmark = pytest.mark.process
 

@@ -46,13 +46,6 @@ def _port_open(port: int) -> bool:
         return probe.connect_ex((tensorboard.HOST, port)) == 0
 
 
-def test_free_port_is_bindable_on_loopback() -> None:
-    port = tensorboard.free_port()
-    assert 0 < port < 65536
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((tensorboard.HOST, port))
-
-
 @pytest.mark.process
 def test_server_serves_a_tag_and_is_gone_after_the_block(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"

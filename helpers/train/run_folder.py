@@ -1,0 +1,168 @@
+"""Where one run writes: :class:`RunFolder` names every entry, checks a folder before a run uses it, and empties it.
+
+TensorFlow-free but for :meth:`RunFolder.latest_step`, which asks TensorFlow which checkpoint is published.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from helpers.paths import checkpoint_prefixes, checkpoint_step, display_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from helpers.train.config import TrainConfig
+    from helpers.train.results import TrainResult
+
+#: Paths in the command's messages: relative inside the repository, whole elsewhere (where the user typed them).
+shown = functools.partial(display_path, keep_outside=True)
+
+
+class RunFolderError(RuntimeError):
+    """The run folder cannot be used as it is (a file where a folder belongs, an unreadable config ...).
+
+    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it.
+    """
+
+    def __init__(self, message: str, *, emptying_helps: bool) -> None:
+        super().__init__(message)
+        self.emptying_helps = emptying_helps
+
+
+def other_configuration(run_dir: Path, differences: list[str]) -> str:
+    """The one sentence for checkpoints written with other trajectory values (:meth:`RunFolder.config_differences`)."""
+    return f"the checkpoints in {shown(run_dir)} were written with another configuration ({'; '.join(differences)})"
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Where one run writes, named in one place: the loop, ``--fresh``, chapter 08 and the tests use it."""
+
+    path: Path
+
+    #: Everything a run writes in its folder; ``--fresh`` removes only these.
+    ENTRIES: ClassVar[frozenset[str]] = frozenset({"checkpoints", "logs", "config.json", "result.json"})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.path / "checkpoints"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def train_logs(self) -> Path:
+        return self.logs / "train"
+
+    @property
+    def validation_logs(self) -> Path:
+        return self.logs / "validation"
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.json"
+
+    @property
+    def result_file(self) -> Path:
+        return self.path / "result.json"
+
+    def foreign_entries(self) -> list[str]:
+        """Names in the folder that no run writes (sorted); empty for a missing folder."""
+        if not self.path.is_dir():
+            return []
+        return sorted(entry.name for entry in self.path.iterdir() if entry.name not in self.ENTRIES)
+
+    def check(self) -> None:
+        """Raise :class:`RunFolderError` naming the first thing that makes the folder unusable.
+
+        Reads only; a missing folder is fine (a new run creates it).
+        """
+        self._check_is_folder_of_runs("")
+        for folder in (self.checkpoints, self.logs, self.train_logs, self.validation_logs):
+            if folder.exists() and not folder.is_dir():
+                raise RunFolderError(f"{shown(folder)} is a file where the run keeps a folder", emptying_helps=True)
+        for file in (self.config_file, self.result_file):
+            if file.exists() and not file.is_file():
+                raise RunFolderError(f"{shown(file)} is a folder where the run writes a file", emptying_helps=True)
+        self.saved_config()
+
+    def _check_is_folder_of_runs(self, refusal: str) -> None:
+        """:class:`RunFolderError` if the path is a file or holds files no run writes (``refusal`` ends that message)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise RunFolderError(f"{shown(self.path)} is a file, not a folder", emptying_helps=False)
+        foreign = self.foreign_entries()
+        if foreign:  # --run-dir . or a typo must never delete unrelated files
+            raise RunFolderError(f"{shown(self.path)} holds files no run writes ({', '.join(foreign[:5])}){refusal}", emptying_helps=False)
+
+    def saved_config(self) -> dict[str, Any] | None:
+        """The ``config.json`` an earlier run wrote, or None; :class:`RunFolderError` if it is not one."""
+        if not self.config_file.is_file():
+            return None
+        try:
+            saved = json.loads(self.config_file.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise RunFolderError(f"{shown(self.config_file)} is not a run's config ({type(error).__name__})", emptying_helps=True) from None
+        if not isinstance(saved, dict):
+            raise RunFolderError(f"{shown(self.config_file)} is not a run's config (not a JSON object)", emptying_helps=True)
+        return saved
+
+    def config_differences(self, config: TrainConfig) -> list[str]:
+        """``name=saved there, value here`` for each trajectory field that differs from ``config.json``."""
+        saved = self.saved_config() or {}
+        if not saved:
+            return []
+        return [f"{name}={saved.get(name)!r} there, {value!r} here" for name, value in config.trajectory().items() if saved.get(name) != value]
+
+    def has_checkpoints(self) -> bool:
+        """True when the folder holds at least one ``ckpt-<step>`` checkpoint (read without TensorFlow)."""
+        return bool(checkpoint_prefixes(self.checkpoints))
+
+    def latest_step(self) -> int:
+        """The step of the latest *published* checkpoint (the one a resume restores), -1 if none.
+
+        Files of a newer checkpoint can exist before the state file points at them (a save in
+        progress, or one torn by a kill); a resume rightly ignores those. Imports TensorFlow, which
+        owns the state file's format.
+        """
+        from helpers.environment import quiet_tensorflow_logs
+
+        quiet_tensorflow_logs()
+        import tensorflow as tf
+
+        latest = tf.train.latest_checkpoint(str(self.checkpoints))
+        return checkpoint_step(latest) if latest else -1
+
+    def read_result(self) -> dict[str, Any]:
+        """The ``result.json`` a finished run wrote."""
+        return json.loads(self.result_file.read_text())
+
+    def write_config(self, config: TrainConfig) -> None:
+        """Write ``config.json`` (atomically: another worker may be reading it)."""
+        _write_json(self.config_file, config.to_json())
+
+    def write_result(self, result: TrainResult) -> None:
+        """Write ``result.json`` (atomically)."""
+        _write_json(self.result_file, result.to_json())
+
+    def empty(self) -> None:
+        """Remove what a run wrote (``--fresh``); :class:`RunFolderError` if the folder holds anything else."""
+        self._check_is_folder_of_runs("; refusing to empty it")
+        if self.path.is_dir():
+            shutil.rmtree(self.path)
+
+
+def _write_json(path: Path, values: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(values, indent=2) + "\n")
+    os.replace(partial, path)  # readers see the old file or the new one, never half of one

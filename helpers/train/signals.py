@@ -1,0 +1,103 @@
+"""Ctrl-C and SIGTERM during training: save a checkpoint at the step reached, then stop with :class:`Interrupted`.
+
+One process notes the signal and saves when the call in progress returns. Several workers hand the
+signal to TensorFlow's ``PreemptionCheckpointHandler``, which agrees on one step with every worker;
+all of them save there and stop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from helpers.train.run_folder import shown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from helpers.train.saver import Saver
+
+#: The signals a run serves by saving first.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(Exception):
+    """The run saved a checkpoint at ``step`` and stopped because of ``signal_number`` (SIGINT or SIGTERM)."""
+
+    def __init__(self, signal_number: int, step: int, saved: Path | None) -> None:
+        self.signal_number = int(signal_number)
+        self.step = step
+        self.saved = saved
+        where = shown(saved) if saved else "a temporary folder (the chief keeps the checkpoints)"
+        super().__init__(f"stopped by {signal.Signals(self.signal_number).name} at step {step}; saved {where}")
+
+
+@contextlib.contextmanager
+def stop_requests(saver: Saver, cluster_resolver: object | None) -> Iterator[Callable[[], None]]:
+    """Turn SIGINT and SIGTERM into a save at the current step and :class:`Interrupted`; the previous handlers come back on exit.
+
+    Yields ``check()``, to call after each call of ``train_until``. ``cluster_resolver`` is the
+    strategy's, for a worker of a cluster; None for one process.
+    """
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    try:
+        with _one_process(saver) if cluster_resolver is None else _cluster(saver, cluster_resolver) as check:
+            yield check
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def _one_process(saver: Saver) -> Iterator[Callable[[], None]]:
+    """The handlers only note the signal; ``check`` saves and raises."""
+    received: list[int] = []
+    for number in STOP_SIGNALS:
+        signal.signal(number, lambda number, _frame: received.append(number))
+
+    def check() -> None:
+        if received:
+            raise Interrupted(received[0], saver.step, saver.save_current())
+
+    yield check
+
+
+@contextlib.contextmanager
+def _cluster(saver: Saver, cluster_resolver: object) -> Iterator[Callable[[], None]]:
+    """TensorFlow's handler coordinates the workers and calls our save; SIGINT is passed on to it as SIGTERM."""
+    import tensorflow as tf  # a worker's process has TensorFlow loaded already: the strategy exists
+
+    received: list[int] = []
+    saved_paths: list[Path | None] = []
+
+    def stop_after_save() -> None:
+        raise Interrupted(received[0] if received else signal.SIGTERM, saver.step, saved_paths[-1])
+
+    # Saving is ours (save_fn), so the handler's own CheckpointManager never writes: it gets an empty
+    # checkpoint in a scratch folder.
+    with tempfile.TemporaryDirectory(prefix="helpers-train-preemption-", ignore_cleanup_errors=True) as scratch:
+        handler = tf.distribute.experimental.PreemptionCheckpointHandler(
+            cluster_resolver,
+            tf.train.Checkpoint(),
+            checkpoint_dir=str(Path(scratch) / "unused"),
+            termination_config=tf.distribute.experimental.TerminationConfig(
+                save_fn=lambda: saved_paths.append(saver.save_current()), exit_fn=stop_after_save
+            ),
+        )
+        tensorflow_handler = signal.getsignal(signal.SIGTERM)
+
+        def note_sigterm(number: int, frame: FrameType | None) -> None:
+            received.append(number)
+            if callable(tensorflow_handler):
+                tensorflow_handler(number, frame)
+
+        def forward_sigint(number: int, _frame: FrameType | None) -> None:
+            received.append(number)
+            signal.raise_signal(signal.SIGTERM)  # the handler listens for SIGTERM
+
+        signal.signal(signal.SIGTERM, note_sigterm)
+        signal.signal(signal.SIGINT, forward_sigint)
+        yield handler.save_checkpoint_if_preempted

@@ -1,0 +1,154 @@
+"""helpers.train.cli: options named in one-line refusals, --help, the refusals made before TensorFlow loads,
+and the table from error to exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import train as training
+from helpers.paths import checkpoint_name, repo_root
+from tests.test_train_run_folder import UNUSABLE, folder_state
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--steps", "0"], "--steps"),
+        (["--clip-norm=-0.5"], "--clip-norm"),
+        (["--checkpoint-every", "0"], "--checkpoint-every"),
+        (["--steps", "10", "--warmup-steps", "10"], "--warmup-steps"),
+        (["--dropout", "1.5"], "--dropout"),
+        (["--seed", "-1"], "--seed"),
+        (["--strategy", "mirrored", "--batch-size", "63"], "--batch-size"),
+        (["--strategy", "tpu"], "--strategy"),
+        (["--crash-at-step", "201"], "--crash-at-step"),
+        (["--pause-per-step", "nan"], "--pause-per-step"),
+        (["--strategy", "multiworker", "--fresh"], "--fresh"),
+    ],
+)
+def test_command_line_errors_name_the_option_on_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], named: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        training.main(["--run-dir", str(tmp_path / "run"), *options])
+    assert exit_info.value.code == training.USAGE_EXIT_CODE == 2
+    error = capsys.readouterr().err
+    assert f"argument {named}" in error and error.count("\n") == 1 and "Traceback" not in error, error
+    assert not (tmp_path / "run").exists()
+
+
+def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        training.main(["--help"])
+    assert exit_info.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    for entry in training.config_options():
+        shown = re.escape(training.default_text(entry))
+        assert re.search(rf"{training.option_name(entry.name)} \S+ .*?\(default: {shown}\)", help_text), entry.name
+    parser = training.make_parser()
+    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x"])) == training.TrainConfig(run_dir=Path("x"))
+    assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x", "--steps", "20"])).warmup_steps == 2
+
+
+@pytest.mark.parametrize(("files", "run_name", "says", "emptying_helps"), UNUSABLE)
+def test_an_unusable_run_folder_is_one_line_with_its_remedy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], run_name: str, says: str, emptying_helps: bool
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    before = folder_state(tmp_path)
+    assert training.main(["--run-dir", str(tmp_path / run_name), "--steps", "20"]) == training.USAGE_EXIT_CODE
+    error = capsys.readouterr().err
+    remedy = "move it away, or use --fresh" if emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
+    assert error.startswith("error: ") and says in error and error.rstrip().endswith(remedy) and error.count("\n") == 1, error
+    assert folder_state(tmp_path) == before
+
+
+@pytest.mark.process
+def test_importing_the_package_does_not_import_tensorflow() -> None:
+    code = "import sys, helpers.train; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=repo_root(), timeout=60)
+
+
+@pytest.mark.process
+def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    folder = training.RunFolder(run_dir)
+    folder.checkpoints.mkdir(parents=True)
+    (folder.checkpoints / f"{checkpoint_name(50)}.index").write_bytes(b"")  # contents never read on this path
+    folder.config_file.write_text(json.dumps(training.TrainConfig(run_dir=run_dir, dropout=0.1).to_json()))
+    code = (
+        "import sys, helpers.train as t\n"
+        f"status = t.main(['--run-dir', {str(run_dir)!r}, '--dropout', '0.3'])\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
+        "sys.exit(status)"
+    )
+    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
+    assert refused.returncode == training.MISMATCH_EXIT_CODE, refused.stderr[-2000:]
+    assert refused.stderr.startswith("error: CheckpointMismatchError:") and "dropout=0.1 there, 0.3 here" in refused.stderr
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.process
+def test_a_signal_while_starting_up_ends_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, signal_number: int
+) -> None:
+    """Ctrl-C while TensorFlow loads (here: during a stand-in for train) is one line and 128 + its number, not a traceback."""
+    from helpers.train import run
+
+    def starting_up(*_: object, **__: object) -> None:
+        os.kill(os.getpid(), signal_number)
+        time.sleep(5)
+        raise AssertionError("the signal did not stop the command")
+
+    monkeypatch.setattr(run, "train", starting_up)
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    assert training.main(["--run-dir", str(tmp_path / "run"), "--steps", "20"]) == 128 + signal_number
+    error = capsys.readouterr().err
+    assert error == f"error: stopped by {signal.Signals(signal_number).name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start\n"
+    assert {number: signal.getsignal(number) for number in before} == before  # the caller's handlers are back
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A learning rate of 1e30 blows the weights up in the first update; every later gradient is NaN.
+
+    Chapter 08 (*A run of NaNs stops*) shows the same error from ``train`` in its process; this is the command's status.
+    """
+    run_dir = tmp_path / "diverging"
+    options = ["--run-dir", str(run_dir), "--steps", "30", "--learning-rate", "1e30", "--warmup-steps", "0"]
+    assert training.main(options) == training.NON_FINITE_EXIT_CODE
+    message = capsys.readouterr().err
+    assert message.startswith(f"error: FloatingPointError: {training.MAX_NON_FINITE_STEPS} updates skipped"), message
+    assert "Traceback" not in message and message.count("\n") == 1
+    step, batches = map(int, re.search(r"global step (\d+), (\d+) batches drawn", message).groups())
+    assert step == 1 and batches == step + training.MAX_NON_FINITE_STEPS
+    assert not training.RunFolder(run_dir).result_file.exists()
+
+
+def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
+    from helpers.checkpoints import CheckpointMismatchError
+    from helpers.train.cli import failure_table
+
+    cases = {
+        training.Interrupted(signal.SIGTERM, 7, None): 143,
+        CheckpointMismatchError("x"): training.MISMATCH_EXIT_CODE,
+        FloatingPointError("x"): training.NON_FINITE_EXIT_CODE,
+        training.RunFolderError("x", emptying_helps=True): training.USAGE_EXIT_CODE,
+        training.ClusterConfigError("x"): training.USAGE_EXIT_CODE,
+        training.StrategyError("x"): training.USAGE_EXIT_CODE,
+        PermissionError("x"): 1,
+    }
+    table = failure_table()
+    for error, status in cases.items():
+        kinds, status_of, message_of = next(row for row in table if isinstance(error, row[0]))
+        assert status_of(error) == status and "\n" not in message_of(error), type(error).__name__
+    assert not any(isinstance(KeyError("x"), row[0]) for row in table)  # a bug is a traceback, not a status

@@ -1,0 +1,61 @@
+"""helpers.train.harness and signals, through real processes of the command: SIGTERM saves at the current step and the
+rerun resumes exactly; the harness stops every process it started.
+
+Proved by the chapters instead, which the suite runs twice (nbval, and papermill with other parameters):
+a crash (``--crash-at-step``), a real ``SIGKILL`` and Ctrl-C (``SIGINT``), each followed by a rerun that
+ends with the uninterrupted run's fingerprint (chapter 08, *A crash* to *Ctrl-C and SIGTERM*); two
+worker processes, a ``SIGTERM`` to one of them, the restart, and the mirrored run's fingerprint
+(chapter 09, *Two worker processes*).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import train as training
+from helpers.paths import checkpoint_name
+from tests.train_runs import RUN_OPTIONS, fingerprint_line, run_command
+
+
+@pytest.mark.process
+def test_sigterm_saves_at_the_current_step_and_the_rerun_resumes_exactly(tmp_path: Path) -> None:
+    """Between two periodic checkpoints, so the save can only be the signal's; nothing done before it is lost."""
+    straight = run_command(tmp_path / "straight")
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    folder = training.RunFolder(tmp_path / "stopped")
+    process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.1"])
+    [stopped] = training.signal_at_step([process], folder, 30, signal_number=signal.SIGTERM, delay=0.25)
+    assert stopped.returncode == training.interrupt_exit_code(signal.SIGTERM) == 143, stopped.stderr[-2000:]
+    step = folder.latest_step()
+    assert stopped.stderr.strip().splitlines()[-1] == (
+        f"error: stopped by SIGTERM at step {step}; saved {folder.checkpoints / checkpoint_name(step)}; "
+        f"run the same command again to resume from step {step}"
+    ), stopped.stderr[-2000:]
+    assert "Traceback" not in stopped.stderr and 30 <= step < 60 and not folder.result_file.exists()
+
+    resumed = run_command(folder.path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert resumed.stdout.splitlines()[0].startswith(f"restored {checkpoint_name(step)} ")
+    assert fingerprint_line(resumed.stdout) == fingerprint_line(straight.stdout)
+
+
+@pytest.mark.process
+def test_signal_at_step_says_which_process_ended_early_and_reaps_every_one(tmp_path: Path) -> None:
+    refused = training.start(["--run-dir", str(tmp_path / "run"), "--steps", "0"])  # ends at once: a bad option
+    waiting = training.start(["--run-dir", str(tmp_path / "other"), "--steps", "0"])
+    with pytest.raises(AssertionError, match=r"ended \(status 2\) before checkpoint 10"):
+        training.signal_at_step([refused, waiting], training.RunFolder(tmp_path / "run"), 10, timeout=60)
+    assert refused.poll() is not None and waiting.poll() is not None
+
+
+def test_finish_kills_a_process_that_overruns() -> None:
+    import subprocess
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with pytest.raises(TimeoutError, match="ran over 0 s and was killed"):
+        training.finish(sleeper, timeout=0.2)
+    assert sleeper.returncode is not None

@@ -1,0 +1,71 @@
+"""helpers.train.run_folder: what a run writes, named once; unusable folders refused and left alone; --fresh."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from helpers import train as training
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns) for path in sorted(folder.rglob("*"))}
+
+
+UNUSABLE = [
+    ({"notes.txt": "mine"}, "notes.txt", "is a file, not a folder", False),
+    ({"run/checkpoints": ""}, "run", "is a file where the run keeps a folder", True),
+    ({"run/config.json": "{not json"}, "run", "is not a run's config (JSONDecodeError)", True),
+    ({"run/config.json": "[1, 2]"}, "run", "is not a run's config (not a JSON object)", True),
+    ({"run/thesis.tex": "mine"}, "run", "holds files no run writes (thesis.tex)", False),
+]
+
+
+@pytest.mark.parametrize(("files", "run_name", "says", "emptying_helps"), UNUSABLE)
+def test_an_unusable_run_folder_is_refused_and_left_alone(tmp_path: Path, files: dict[str, str], run_name: str, says: str, emptying_helps: bool) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    before = folder_state(tmp_path)
+    with pytest.raises(training.RunFolderError, match=re.escape(says)) as refused:
+        training.RunFolder(tmp_path / run_name).check()
+    assert refused.value.emptying_helps is emptying_helps
+    assert folder_state(tmp_path) == before
+
+
+def test_the_folder_names_every_entry_a_run_writes(tmp_path: Path) -> None:
+    folder = training.RunFolder(tmp_path / "run")
+    named = {folder.checkpoints, folder.logs, folder.config_file, folder.result_file}
+    assert {path.name for path in named} == training.RunFolder.ENTRIES
+    assert folder.train_logs.parent == folder.validation_logs.parent == folder.logs
+    folder.check()  # a missing folder is fine: a new run creates it
+    assert not folder.path.exists() and folder.latest_step() == -1 and not folder.has_checkpoints()
+
+
+def test_config_differences_name_each_trajectory_field(tmp_path: Path) -> None:
+    folder = training.RunFolder(tmp_path)
+    config = training.TrainConfig(run_dir=tmp_path, dropout=0.1)
+    assert folder.config_differences(config) == []  # no config.json yet
+    folder.write_config(config)
+    assert json.loads(folder.config_file.read_text())["dropout"] == 0.1 and not list(tmp_path.glob(".*.tmp"))
+    changed = training.TrainConfig(run_dir=tmp_path, dropout=0.3, log_every=7)  # log_every shapes no trajectory
+    assert folder.config_differences(changed) == ["dropout=0.1 there, 0.3 here"]
+
+
+def test_fresh_refuses_a_folder_with_files_no_run_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not from a run")
+    assert training.main(["--run-dir", str(tmp_path), "--steps", "30", "--fresh"]) == training.USAGE_EXIT_CODE
+    error = capsys.readouterr().err
+    assert "notes.txt" in error and "refusing to empty it" in error
+    assert (tmp_path / "notes.txt").read_text() == "not from a run"
+
+
+def test_empty_removes_only_what_runs_write(tmp_path: Path) -> None:
+    folder = training.RunFolder(tmp_path / "run")
+    folder.checkpoints.mkdir(parents=True)
+    folder.write_config(training.TrainConfig(run_dir=folder.path))
+    folder.empty()
+    assert not folder.path.exists()

@@ -1,0 +1,22 @@
+"""What the tests of ``helpers.train`` share: one configuration for every subprocess run, and reading the command's output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import train as training
+
+#: One configuration for every subprocess run, so they all share the uninterrupted fingerprint.
+RUN_OPTIONS = ["--steps", "60", "--checkpoint-every", "10", "--eval-every", "20", "--log-every", "5", "--dropout", "0.2", "--warmup-steps", "5"]
+
+
+def run_command(run_dir: Path, *extra: str) -> training.Finished:
+    """``python -m helpers.train`` on ``run_dir`` with :data:`RUN_OPTIONS` and ``extra``, waited for."""
+    return training.finish(training.start(["--run-dir", str(run_dir), *RUN_OPTIONS, *extra]))
+
+
+def fingerprint_line(stdout: str) -> str:
+    """The fingerprint the command printed (exactly one line says it)."""
+    lines = [line for line in stdout.splitlines() if line.startswith("fingerprint ")]
+    assert len(lines) == 1, stdout
+    return lines[0].split()[1]
