@@ -266,13 +266,14 @@ def build_environment(venv: Path, *, nightly: bool) -> Path:
 
 
 def versions(python: Path) -> dict[str, str]:
-    """The installed versions of the moving packages in the environment of ``python``."""
+    """The installed versions of the moving packages in the environment of ``python`` (:func:`helpers.environment.installed_version` there)."""
     names = [*MOVING, *MOVING.values()]
     code = (
-        "import json, sys\nfrom importlib import metadata\nfound = {}\nfor name in sys.argv[1:]:\n"
-        "    try:\n        found[name] = metadata.version(name)\n    except metadata.PackageNotFoundError:\n        pass\nprint(json.dumps(found))"
+        "import json, sys\nfrom helpers.environment import installed_version\n"
+        "print(json.dumps({name: version for name in sys.argv[1:] if (version := installed_version(name)) is not None}))"
     )
-    return dict(json.loads(subprocess.run([str(python), "-c", code, *names], check=True, capture_output=True, text=True).stdout))
+    completed = subprocess.run([str(python), "-c", code, *names], cwd=repo_root(), check=True, capture_output=True, text=True)
+    return dict(json.loads(completed.stdout))
 
 
 def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> list[dict[str, Any]]:
