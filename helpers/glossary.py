@@ -16,7 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from helpers.workbook import NOTEBOOKS_DIR
+from helpers.paths import NOTEBOOKS_DIR
 
 GLOSSARY: Path = NOTEBOOKS_DIR / "glossary.md"
 COLUMNS = ("term", "中文", "API", "taught in")

@@ -35,9 +35,8 @@ from urllib.parse import unquote
 
 import nbformat
 
-from helpers.paths import build_root, display_path, repo_root
+from helpers.paths import NOTEBOOKS_DIR, build_root, display_path, repo_root
 
-NOTEBOOKS_DIR = repo_root() / "notebooks"
 #: Cell-level metadata keys that change on every run and are removed from stored notebooks.
 VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
 VOLATILE_NOTEBOOK_KEYS = ("papermill", "widgets")
