@@ -278,7 +278,7 @@ def versions(python: Path) -> dict[str, str]:
 
 def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Run every notebook (in this interpreter's environment) into ``out``; their build folders under ``work``."""
-    from helpers import workbook
+    from helpers.workbook import runner
 
     # The build area is work/build and each kernel starts in work/notebooks, so the paths the notebooks print
     # (`build/05_checkpoints/...` and `../build/05_checkpoints/...`) read exactly as in the stored outputs.
@@ -286,9 +286,9 @@ def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> lis
     kernel_folder = work / "notebooks"
     kernel_folder.mkdir(parents=True, exist_ok=True)
     results = []
-    for path in workbook.select(workbook.notebooks(), only):
+    for path in runner.select(runner.notebooks(), only):
         print(f"[drift] {path.stem}", flush=True)
-        result = workbook.execute(path, out / path.name, {}, progress=False, cwd=kernel_folder)
+        result = runner.execute(path, out / path.name, {}, progress=False, cwd=kernel_folder)
         results.append({"name": result.name, "ok": result.ok, "seconds": round(result.seconds, 1), "failure": result.failure or ""})
     return results
 
@@ -325,7 +325,7 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
     """
     import nbformat
 
-    from helpers import workbook
+    from helpers.workbook import runner
 
     root = drift_root()
     executed, work = root / "executed", root / "work"
@@ -340,14 +340,14 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
         for folder in (executed, work):
             if folder.exists():
                 shutil.rmtree(folder)
-        runner = [str(python), "-m", "helpers.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
-        _run(runner, cwd=repo_root())
+        command = [str(python), "-m", "helpers.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
+        _run(command, cwd=repo_root())
         (executed / "run.json").write_text(json.dumps({"python": str(python), "nightly": nightly}) + "\n", encoding="utf-8")
     found = versions(python)
     results = {entry["name"]: entry for entry in json.loads((executed / "results.json").read_text(encoding="utf-8"))}
     patterns = sanitizers() + drift_patterns()
     drifts = []
-    for path in workbook.select(workbook.notebooks(), only):
+    for path in runner.select(runner.notebooks(), only):
         if path.stem not in results:
             continue  # not part of the last run (--only)
         output = executed / path.name

@@ -7,7 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import exercises, workbook
+from helpers import exercises
+from helpers.paths import repo_root
+from helpers.workbook import runner
 
 
 def _verdict(capsys: pytest.CaptureFixture[str], body) -> tuple[str, str]:
@@ -99,10 +101,10 @@ def test_find_names_what_breaks_the_layout(change, message: str) -> None:
         exercises.find(notebook)
 
 
-def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> workbook.Result:
+def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> runner.Result:
     source = tmp_path / "00_exercise.ipynb"
     nbformat.write(exercises.with_answers(notebook), source)
-    return workbook.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=workbook.repo_root())
+    return runner.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
 
 
 def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp_path: Path) -> None:
