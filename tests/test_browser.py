@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import book
 from helpers.paths import NOTEBOOKS_DIR, build_root
 from helpers.train import free_port
-from helpers.workbook import lab, runner
+from helpers.workbook import book, lab, runner
 
 pytestmark = pytest.mark.process
 

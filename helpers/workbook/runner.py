@@ -3,7 +3,7 @@
 ``run`` executes the notebooks in order into ``build/executed/`` (the sources are not touched),
 shows progress, prints a table of notebook, status and wall time (also written to
 ``build/executed/report.md``), builds the HTML book of that run in ``build/book/``
-(:mod:`helpers.book`) and exits 1 naming the notebook and cell of every failure. ``book`` builds the
+(:mod:`helpers.workbook.book`) and exits 1 naming the notebook and cell of every failure. ``book`` builds the
 book from the stored outputs instead; ``list`` names the notebooks in order. :func:`execute` is the
 one way the project runs a notebook: ``make run``, ``make refresh``, ``make drift``, the tests and the
 benchmarks all call it.
@@ -153,7 +153,7 @@ def run_command(args: argparse.Namespace) -> int:
     print()
     print(table)
     print(f"\nexecuted copies and report.md in {display_path(output_dir)}")
-    from helpers import book
+    from helpers.workbook import book
 
     chapters = [book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()]
     started = time.perf_counter()
@@ -167,7 +167,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def book_command(_: argparse.Namespace) -> int:
     """Build the book from the notebooks' stored outputs, without executing anything."""
-    from helpers import book
+    from helpers.workbook import book
 
     index = book.build([book.Chapter(path) for path in notebooks()], build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
     print(f"book: {display_path(index)}")

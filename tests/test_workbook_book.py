@@ -1,4 +1,4 @@
-"""helpers.book: the offline HTML book, built from the stored notebooks (no execution)."""
+"""helpers.workbook.book: the offline HTML book, built from the stored notebooks (no execution)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from helpers import book
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import runner
+from helpers.workbook import book, runner
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
