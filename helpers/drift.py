@@ -7,7 +7,7 @@ else ``requirements.txt`` pins; executes every notebook there with papermill, as
 into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work/build``); runs
 the glossary's and the seed map's tests there (an API they call current that the new version
 removed fails them) and compares each current API name's status, pinned and newest (removed or
-deprecated, :mod:`helpers.glossary`); and compares each executed notebook with the stored one: the comparison nbval
+deprecated, :mod:`helpers.workbook.glossary`); and compares each executed notebook with the stored one: the comparison nbval
 makes, with the same sanitizer (``tests/nbval_sanitize.cfg``), cell by cell. The report,
 ``build/drift/report.md`` and ``report.json``, says per notebook whether it ran, which cell failed
 and why (a failed ``assert`` is a claim that changed), which cells' outputs changed (a short diff),
@@ -198,7 +198,7 @@ def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any]
         lines.append(f"| {drift.name} | {drift.verdict} | {len(drift.changed)} | {len(drift.new_warnings)} | {drift.seconds:.1f} s |")
     lines += ["", "## The glossary and the seed map", ""]
     lines += [f"- `{test}`: {result}" for test, result in checks.items()] or ["- not run"]
-    lines += ["", "API names the glossary calls current whose status changed (pinned → newest; `helpers.glossary`):", ""]
+    lines += ["", "API names the glossary calls current whose status changed (pinned → newest; `helpers.workbook.glossary`):", ""]
     lines += [f"- `{name}`: {change}" for name, change in sorted((api_changes or {}).items())] or ["- none"]
     for drift in drifts:
         if drift.verdict == "unchanged" and not drift.new_warnings:
@@ -294,8 +294,8 @@ def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> lis
 
 
 def api_status_in(python: Path) -> dict[str, str]:
-    """:func:`helpers.glossary.current_api_status` in the environment of ``python``."""
-    completed = subprocess.run([str(python), "-m", "helpers.glossary"], cwd=repo_root(), check=True, capture_output=True, text=True)
+    """:func:`helpers.workbook.glossary.current_api_status` in the environment of ``python``."""
+    completed = subprocess.run([str(python), "-m", "helpers.workbook.glossary"], cwd=repo_root(), check=True, capture_output=True, text=True)
     return dict(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, api_names, resolve, rows
 from helpers.paths import NOTEBOOKS_DIR
 from helpers.workbook import anchors
+from helpers.workbook.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, api_names, resolve, rows
 
 API_ITEM = re.compile(API_NAME.pattern + r"$")
 #: A Chinese item: a word followed by the seed texts that use it, "(000)" or "(000, 001)", or by † (not in the texts).
@@ -120,7 +120,7 @@ def test_every_link_lands_on_a_heading(row: tuple[int, list[str]]) -> None:
 
 def test_current_api_status_in_the_pinned_versions() -> None:
     """What make drift compares between the pinned and the newest versions: no current name is missing here."""
-    from helpers.glossary import current_api_status
+    from helpers.workbook.glossary import current_api_status
 
     status = current_api_status()
     assert status and "missing" not in status.values()
