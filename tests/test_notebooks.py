@@ -13,8 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import exercises
-from helpers.workbook import runner
+from helpers.workbook import exercises, runner
 
 NOTEBOOKS = runner.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
@@ -89,7 +88,7 @@ def test_notebook_runs_with_other_parameters_and_answers(path: Path, tmp_path: P
     """Another seed and the fast mode, with every exercise answered wrongly and then rightly.
 
     The notebook's own asserts must pass; each check must reject the wrong answer stored in its
-    solution cell's metadata and accept the solution (see :func:`helpers.exercises.with_answers`).
+    solution cell's metadata and accept the solution (see :func:`helpers.workbook.exercises.with_answers`).
     """
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     answered = tmp_path / "answered" / path.name
