@@ -56,7 +56,7 @@ bench: $(STAMP)
 
 # Not part of make test: builds a separate venv with the newest TensorFlow (the pinned .venv is untouched).
 drift: $(STAMP)
-	$(PY) -m helpers.drift $(ARGS)
+	$(PY) -m helpers.workbook.drift $(ARGS)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book

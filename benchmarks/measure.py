@@ -26,9 +26,10 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
+
+from helpers.environment import installed_version
 
 #: How a ratio is formed from the two samples of one repetition: ``baseline/side`` is a speed-up when
 #: the values are times (above 1: the side is faster), ``side/baseline`` is "times the baseline".
@@ -339,12 +340,7 @@ def _ram_bytes() -> int | None:
 
 
 def _version(*distributions: str) -> str:
-    for name in distributions:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return "not installed"
+    return installed_version(*distributions) or "not installed"
 
 
 def machine() -> dict[str, Any]:

@@ -4,8 +4,9 @@ The notebooks keep the TensorFlow calls they teach in plain sight; this package 
 everything else: quiet logs and version checks (:mod:`helpers.environment`), seeding
 (:mod:`helpers.seeding`), per-notebook build folders (:mod:`helpers.paths`), showing an
 expected error (:mod:`helpers.errors`), the bundled data (:mod:`helpers.data`), figures
-(:mod:`helpers.plots`), the exercises' self-checks (:mod:`helpers.exercises`) and the workbook
-runner (:mod:`helpers.workbook`).
+(:mod:`helpers.plots`) and the exercises' self-checks (:mod:`helpers.exercises`). The project's own
+machinery, which no chapter imports (the runner, ``make lab``, the book, the glossary's checks, the
+exercises' layout, the drift guard), is the subpackage :mod:`helpers.workbook`.
 
 Importing this package never imports TensorFlow, so :func:`quiet_tensorflow_logs` can run
 before the first ``import tensorflow``.

@@ -95,14 +95,27 @@ def _major_minor(version: str) -> tuple[int, int]:
         raise VersionError(f"cannot read a major.minor version from {version!r}") from exc
 
 
-def _installed_version(package: str) -> str:
-    """The version of the first installed distribution of ``package`` (:data:`DISTRIBUTIONS`), or :class:`VersionError`."""
-    for distribution in DISTRIBUTIONS.get(package, (package,)):
+def installed_version(*distributions: str) -> str | None:
+    """The version of the first of ``distributions`` that is installed, or ``None`` when none is.
+
+    The workbook's one installed-version lookup: :func:`check_versions` (a package by any of its
+    :data:`DISTRIBUTIONS`), ``make drift``'s list of the versions in its environment and the benchmarks'
+    machine line all read versions through it.
+    """
+    for distribution in distributions:
         try:
             return metadata.version(distribution)
         except metadata.PackageNotFoundError:
             continue
-    raise VersionError(f"{package} is not installed; run `make test` or `pip install -r requirements.txt`")
+    return None
+
+
+def _installed_version(package: str) -> str:
+    """The version of the first installed distribution of ``package`` (:data:`DISTRIBUTIONS`), or :class:`VersionError`."""
+    version = installed_version(*DISTRIBUTIONS.get(package, (package,)))
+    if version is None:
+        raise VersionError(f"{package} is not installed; run `make test` or `pip install -r requirements.txt`")
+    return version
 
 
 def check_versions(minimum: dict[str, tuple[int, int]] | None = None, *, show: bool = True) -> dict[str, str]:

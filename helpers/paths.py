@@ -24,6 +24,11 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+#: The folder of the chapters (``NN_name.ipynb``), the seed map and the glossary; the runner and the
+#: glossary both take it from here.
+NOTEBOOKS_DIR = repo_root() / "notebooks"
+
+
 def build_root() -> Path:
     """The build area: ``$WORKBOOK_BUILD_DIR`` if set, else ``<repo>/build``."""
     override = os.environ.get("WORKBOOK_BUILD_DIR")

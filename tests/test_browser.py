@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import book, workbook
-from helpers.paths import build_root
+from helpers.paths import NOTEBOOKS_DIR, build_root
 from helpers.ports import free_port
+from helpers.workbook import book, lab, runner
 
 pytestmark = pytest.mark.process
 
@@ -81,7 +81,7 @@ def screenshot(driver: object, name: str) -> Path:
 def test_the_book_opens_offline_and_a_chapter_shows_text_code_output_and_figure(browser: object, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
-    index = book.build([book.Chapter(path) for path in workbook.notebooks()], tmp_path / "book", notebooks_dir=workbook.NOTEBOOKS_DIR)
+    index = book.build([book.Chapter(path) for path in runner.notebooks()], tmp_path / "book", notebooks_dir=NOTEBOOKS_DIR)
     requested_urls(browser)  # drop what the browser loaded for itself at start (its chrome:// new-tab page)
     browser.get(index.as_uri())
     assert "TensorFlow 2 training utilities" in browser.title
@@ -105,7 +105,7 @@ def test_jupyterlab_opens_notebook_00_without_asking_about_news(browser: object)
     from selenium.webdriver.common.by import By
 
     port, token = free_port(), secrets.token_urlsafe(16)
-    with workbook.lab_server(port, token) as base:
+    with lab.lab_server(port, token) as base:
         browser.get(f"{base}/lab/tree/notebooks/00_start_here.ipynb?token={token}")
         wait_for(
             lambda: [element for element in browser.find_elements(By.CSS_SELECTOR, ".jp-RenderedMarkdown h1") if "Start here" in element.text],

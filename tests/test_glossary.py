@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import workbook
-from helpers.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, api_names, resolve, rows
+from helpers.paths import NOTEBOOKS_DIR
+from helpers.workbook import anchors
+from helpers.workbook.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, api_names, resolve, rows
 
 API_ITEM = re.compile(API_NAME.pattern + r"$")
 #: A Chinese item: a word followed by the seed texts that use it, "(000)" or "(000, 001)", or by † (not in the texts).
@@ -37,11 +38,11 @@ def _row_id(row: tuple[int, list[str]]) -> str:
 
 @functools.cache
 def _anchors(notebook: Path) -> frozenset[str]:
-    return frozenset(workbook.heading_anchors(notebook))
+    return frozenset(anchors.heading_anchors(notebook))
 
 
 def test_the_table_has_rows_from_every_chapter() -> None:
-    chapters = {target[:2] for _, cells in ROWS for target in workbook.link_targets(cells[3])}
+    chapters = {target[:2] for _, cells in ROWS for target in anchors.link_targets(cells[3])}
     assert len(ROWS) >= 30, f"only {len(ROWS)} rows"
     assert chapters >= {f"{n:02d}" for n in range(10)}, f"no row links to chapters {sorted({f'{n:02d}' for n in range(10)} - chapters)}"
 
@@ -107,11 +108,11 @@ def test_every_api_name_is_true_to_the_pinned_versions(row: tuple[int, list[str]
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)
 def test_every_link_lands_on_a_heading(row: tuple[int, list[str]]) -> None:
     where = _row_id(row)
-    targets = workbook.link_targets(row[1][3])
+    targets = anchors.link_targets(row[1][3])
     assert targets, f"{where}: no link to a chapter section"
     for target in targets:
         name, _, anchor = target.partition("#")
-        notebook = workbook.NOTEBOOKS_DIR / name
+        notebook = NOTEBOOKS_DIR / name
         assert name.endswith(".ipynb") and anchor, f"{where}: {target} is not a link to a notebook section (NN_name.ipynb#anchor)"
         assert notebook.is_file(), f"{where}: {name} is not a notebook of the workbook"
         assert anchor in _anchors(notebook), f"{where}: #{anchor} is not a heading of {name}"
@@ -119,7 +120,7 @@ def test_every_link_lands_on_a_heading(row: tuple[int, list[str]]) -> None:
 
 def test_current_api_status_in_the_pinned_versions() -> None:
     """What make drift compares between the pinned and the newest versions: no current name is missing here."""
-    from helpers.glossary import current_api_status
+    from helpers.workbook.glossary import current_api_status
 
     status = current_api_status()
     assert status and "missing" not in status.values()
@@ -130,6 +131,6 @@ def test_current_api_status_in_the_pinned_versions() -> None:
 def test_resolve() -> None:
     """The resolver itself: attributes, class attributes, private modules, and names that are not there."""
     assert resolve("tf.train.Checkpoint") and resolve("keras.optimizers.Optimizer.iterations")
-    assert resolve("tensorflow.python.ops.gradient_checker.compute_gradient") and resolve("helpers.workbook.link_targets")
+    assert resolve("tensorflow.python.ops.gradient_checker.compute_gradient") and resolve("helpers.workbook.anchors.link_targets")
     assert not resolve("tf.train.no_such_name") and not resolve("tf.no_such_module.Checkpoint")
     assert not resolve("tensorflow.python.no_such_module.x") and not resolve("no_such_package.x")

@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from helpers import workbook
-from helpers.paths import repo_root
+from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.ports import free_port
+from helpers.workbook import lab, runner
 
 pytestmark = pytest.mark.process
 
@@ -58,18 +58,18 @@ def run_in_kernel(port: int, token: str, kernel_id: str, code: str, timeout: flo
 
 
 def test_lab_arguments_bind_localhost_with_a_token_and_allow_root_only_as_root() -> None:
-    arguments = workbook.lab_arguments(8888, "abc", as_root=False)
+    arguments = lab.lab_arguments(8888, "abc", as_root=False)
     assert "--ip=127.0.0.1" in arguments and "--IdentityProvider.token=abc" in arguments and "--no-browser" in arguments
     assert "--LabApp.news_url=None" in arguments and "--allow-root" not in arguments
-    assert workbook.lab_arguments(8888, "abc", as_root=True)[-1] == "--allow-root"
+    assert lab.lab_arguments(8888, "abc", as_root=True)[-1] == "--allow-root"
 
 
 def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kernel() -> None:
     port, token = free_port(), secrets.token_urlsafe(16)
-    with workbook.lab_server(port, token) as base:
+    with lab.lab_server(port, token) as base:
         status, listing = get(f"{base}/api/contents/notebooks?token={token}")
         names = {entry["name"] for entry in json.loads(listing)["content"]}
-        assert status == 200 and {path.name for path in workbook.notebooks()} <= names
+        assert status == 200 and {path.name for path in runner.notebooks()} <= names
         assert get(f"{base}/api/contents/notebooks")[0] == 403, "a request without the token must be refused"
         status, page = get(f"{base}/lab?token={token}")
         page_config = json.loads(page.split('id="jupyter-config-data" type="application/json">', 1)[1].split("</script>", 1)[0])
@@ -98,12 +98,12 @@ def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_a
     from jupyter_client.manager import start_new_kernel
     from tensorboard import manager
 
-    notebook = nbformat.read(workbook.NOTEBOOKS_DIR / "06_tensorboard.ipynb", as_version=4)
+    notebook = nbformat.read(NOTEBOOKS_DIR / "06_tensorboard.ipynb", as_version=4)
     [cell] = [cell for cell in notebook.cells if "tensorboard-magic" in cell.metadata.get("tags", [])]
     log_root = tmp_path / "logs"
     with tf.summary.create_file_writer(str(log_root / "train")).as_default():
         tf.summary.scalar("loss", 0.5, step=1)
-    jupyterlab_kernel_env = {**workbook.lab_environment(), "JPY_SESSION_NAME": "notebooks/06_tensorboard.ipynb"}  # as make lab's server sets it
+    jupyterlab_kernel_env = {**lab.lab_environment(), "JPY_SESSION_NAME": "notebooks/06_tensorboard.ipynb"}  # as make lab's server sets it
     kernel, client = start_new_kernel(kernel_name="python3", env=jupyterlab_kernel_env)
     started = []
     try:

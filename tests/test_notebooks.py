@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import exercises, workbook
+from helpers.workbook import exercises, runner
 
-NOTEBOOKS = workbook.notebooks()
+NOTEBOOKS = runner.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
 MIN_EXERCISES = 2
 #: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
@@ -88,13 +88,13 @@ def test_notebook_runs_with_other_parameters_and_answers(path: Path, tmp_path: P
     """Another seed and the fast mode, with every exercise answered wrongly and then rightly.
 
     The notebook's own asserts must pass; each check must reject the wrong answer stored in its
-    solution cell's metadata and accept the solution (see :func:`helpers.exercises.with_answers`).
+    solution cell's metadata and accept the solution (see :func:`helpers.workbook.exercises.with_answers`).
     """
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     answered = tmp_path / "answered" / path.name
     answered.parent.mkdir()
     nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
-    result = workbook.execute(answered, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False, cwd=path.parent)
+    result = runner.execute(answered, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False, cwd=path.parent)
     assert result.ok, f"{path.stem} with {OTHER_PARAMETERS} and the exercises answered: {result.failure}"
     executed = nbformat.read(result.output, as_version=4)
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]

@@ -7,9 +7,10 @@ from collections import Counter
 
 import pytest
 
-from helpers import workbook
+from helpers.paths import NOTEBOOKS_DIR
+from helpers.workbook import anchors
 
-SEED_MAP = workbook.NOTEBOOKS_DIR / "seed_map.md"
+SEED_MAP = NOTEBOOKS_DIR / "seed_map.md"
 #: The verdicts an entry may give, as the first words of its verdict column.
 VERDICTS = ("true", "tf.compat.v1 only", "does not exist", "bug in the text's code", "misleading")
 SEEDS = ("000", "001", "003")
@@ -33,18 +34,18 @@ def test_every_entry_has_a_verdict_and_a_link_to_a_notebook() -> None:
     for row in _rows():
         entry = f"{row['seed']}.{row['number']}"
         assert row["verdict"].strip().startswith(VERDICTS), f"{entry}: verdict {row['verdict']!r}"
-        targets = workbook.link_targets(row["where"])
+        targets = anchors.link_targets(row["where"])
         assert targets and all(".ipynb#" in target for target in targets), f"{entry}: no link to a notebook section"
 
 
-@pytest.mark.parametrize("target", sorted(set(workbook.link_targets(SEED_MAP.read_text(encoding="utf-8")))))
+@pytest.mark.parametrize("target", sorted(set(anchors.link_targets(SEED_MAP.read_text(encoding="utf-8")))))
 def test_every_link_resolves_to_a_heading(target: str) -> None:
     name, _, anchor = target.partition("#")
-    notebook = workbook.NOTEBOOKS_DIR / name
+    notebook = NOTEBOOKS_DIR / name
     assert notebook.is_file(), f"{name} is not a notebook of the workbook"
     if anchor:
-        anchors = workbook.heading_anchors(notebook)
-        assert anchor in anchors, f"#{anchor} is not a heading of {name}; its headings: {sorted(anchors)}"
+        headings = anchors.heading_anchors(notebook)
+        assert anchor in headings, f"#{anchor} is not a heading of {name}; its headings: {sorted(headings)}"
 
 
 def test_the_verdict_counts_are_printed_in_the_map() -> None:

@@ -1,4 +1,4 @@
-"""helpers.drift: the comparison of stored and newly executed notebooks, on small notebooks, with no environment built."""
+"""helpers.workbook.drift: the comparison of stored and newly executed notebooks, on small notebooks, with no environment built."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from helpers import drift
+from helpers.paths import build_root, display_path, repo_root
+from helpers.workbook.drift.compare import IGNORE_OUTPUT_TAG, INJECTED_TAG, api_changes, compare, drift_patterns, sanitizers
+from helpers.workbook.drift.environment import drift_root, requirement_lines
+from helpers.workbook.drift.report import write_report
 
 
 def cell(source: str, *outputs: Any, tags: tuple[str, ...] = (), count: int | None = 1) -> Any:
@@ -28,7 +31,7 @@ def stderr(text: str) -> Any:
 
 @pytest.fixture(scope="module")
 def patterns() -> list[Any]:
-    return drift.sanitizers()
+    return sanitizers()
 
 
 def pair() -> tuple[Any, Any]:
@@ -36,7 +39,7 @@ def pair() -> tuple[Any, Any]:
     stored = new_notebook(cells=[
         cell("print(value)", stdout("value 1.0000\n")),
         cell("print(model)", stdout("<Model at 0x7f001234>\n")),
-        cell("time it", stdout("12.3 ms\n"), tags=(drift.IGNORE_OUTPUT_TAG,)),
+        cell("time it", stdout("12.3 ms\n"), tags=(IGNORE_OUTPUT_TAG,)),
         cell("use_api()", stdout("ok\n")),
         cell("assert claim()", stdout("checked\n")),
         cell("after()", stdout("after\n")),
@@ -44,7 +47,7 @@ def pair() -> tuple[Any, Any]:
     executed = new_notebook(cells=[
         cell("print(value)", stdout("value 1.0001\n")),
         cell("print(model)", stdout("<Model at 0x7fabcdef>\n")),  # another address: sanitized away
-        cell("time it", stdout("15.9 ms\n"), tags=(drift.IGNORE_OUTPUT_TAG,)),
+        cell("time it", stdout("15.9 ms\n"), tags=(IGNORE_OUTPUT_TAG,)),
         cell("use_api()", stdout("ok\n"), stderr("DeprecationWarning: use_api is deprecated and will be removed\nplain progress line\n")),
         cell("assert claim()", new_output("error", ename="AssertionError", evalue="the claim no longer holds", traceback=[])),
         cell("after()", count=None),
@@ -54,7 +57,7 @@ def pair() -> tuple[Any, Any]:
 
 def test_a_changed_value_a_new_warning_and_a_failed_assert_are_reported(patterns: list[Any]) -> None:
     stored, executed = pair()
-    result = drift.compare(stored, executed, patterns, name="99_tiny")
+    result = compare(stored, executed, patterns, name="99_tiny")
     assert [change.cell for change in result.changed] == [1]  # not the address (sanitized), not the ignored timing
     assert result.changed[0].diff == ["-[stdout] value 1.0000", "+[stdout] value 1.0001"]
     assert result.new_warnings == ["cell 4: DeprecationWarning: use_api is deprecated and will be removed"]  # the progress line is no warning
@@ -65,31 +68,31 @@ def test_a_changed_value_a_new_warning_and_a_failed_assert_are_reported(patterns
 
 def test_an_unchanged_run_and_a_new_error_that_is_not_an_assert(patterns: list[Any]) -> None:
     stored, _ = pair()
-    same = drift.compare(stored, stored, patterns, name="same")
+    same = compare(stored, stored, patterns, name="same")
     assert same.ran and not same.changed and not same.new_warnings and same.verdict == "unchanged"
 
     _, executed = pair()
     executed.cells[3].outputs = [new_output("error", ename="AttributeError", evalue="module 'tf' has no attribute 'old_api'", traceback=[])]
-    broken = drift.compare(stored, executed, patterns, name="broken")
+    broken = compare(stored, executed, patterns, name="broken")
     assert broken.failure.startswith("cell 4 `use_api()`: AttributeError") and not broken.failed_assert
     assert broken.verdict == "fails" and [change.cell for change in broken.changed] == [1]  # cells after the error are not compared
 
 
 def test_papermill_s_injected_cell_is_skipped_and_a_different_notebook_is_refused(patterns: list[Any]) -> None:
     stored, executed = pair()
-    executed.cells.insert(0, cell("SEED = 1", tags=(drift.INJECTED_TAG,)))
-    assert [change.cell for change in drift.compare(stored, executed, patterns).changed] == [1]
+    executed.cells.insert(0, cell("SEED = 1", tags=(INJECTED_TAG,)))
+    assert [change.cell for change in compare(stored, executed, patterns).changed] == [1]
     executed.cells.append(cell("extra()"))
     with pytest.raises(ValueError, match="not the same notebook"):
-        drift.compare(stored, executed, patterns, name="other")
+        compare(stored, executed, patterns, name="other")
 
 
 def test_the_report_in_markdown_and_json(tmp_path: Path, patterns: list[Any]) -> None:
     stored, executed = pair()
-    result = drift.compare(stored, executed, patterns, name="99_tiny")
-    environment = {"versions": {"tf-nightly": "2.99.0.dev1"}, "pinned": ["tensorflow==2.21.0"], "command": "python -m helpers.drift --nightly", "date": "today"}
+    result = compare(stored, executed, patterns, name="99_tiny")
+    environment = {"versions": {"tf-nightly": "2.99.0.dev1"}, "pinned": ["tensorflow==2.21.0"], "command": "python -m helpers.workbook.drift --nightly", "date": "today"}
     checks = {"tests/test_glossary.py": "1 failed, 9 passed"}
-    markdown, document = drift.write_report([result, drift.compare(stored, stored, patterns, name="00_same")], environment, checks, tmp_path)
+    markdown, document = write_report([result, compare(stored, stored, patterns, name="00_same")], environment, checks, tmp_path)
     text = markdown.read_text(encoding="utf-8")
     assert "| 99_tiny | a claim changed (an assert failed) | 1 | 1 |" in text and "| 00_same | unchanged | 0 | 0 |" in text
     assert "tf-nightly 2.99.0.dev1" in text and "`tests/test_glossary.py`: 1 failed, 9 passed" in text
@@ -99,29 +102,29 @@ def test_the_report_in_markdown_and_json(tmp_path: Path, patterns: list[Any]) ->
 
 
 def test_the_drift_requirements_move_only_tensorflow_keras_and_tensorboard() -> None:
-    latest, nightly = drift.requirement_lines(nightly=False), drift.requirement_lines(nightly=True)
+    latest, nightly = requirement_lines(nightly=False), requirement_lines(nightly=True)
     assert {"tensorflow", "keras", "tensorboard"} <= set(latest) and not any(line.startswith("tensorflow==") for line in latest)
     assert {"tf-nightly", "keras-nightly", "tb-nightly"} <= set(nightly) and "tensorflow" not in nightly
     pinned = [line for line in latest if "==" in line]
     assert pinned and pinned == [line for line in nightly if "==" in line]  # everything else stays as requirements.txt pins it
-    assert drift.drift_root().name == "drift" and drift.drift_root().parent == drift.build_root()
+    assert drift_root().name == "drift" and drift_root().parent == build_root()
 
 
 def test_the_version_line_is_not_drift_and_the_drift_run_s_paths_read_as_stored(patterns: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    everything = patterns + drift.drift_patterns()
+    everything = patterns + drift_patterns()
     stored = new_notebook(cells=[cell("setup()", stdout("Python 3.11 | tensorflow 2.21.0 | keras 3.15.1\n"))])
     executed = new_notebook(cells=[cell("setup()", stdout("Python 3.11 | tensorflow 2.23.0.dev20261026 | keras 3.16.0.dev2026102704\n"))])
-    assert drift.compare(stored, executed, everything).changed == []
-    assert [change.cell for change in drift.compare(stored, executed, patterns).changed] == [1]  # nbval's sanitizer alone sees it
-    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(drift.repo_root() / "build" / "drift" / "work" / "build"))  # what execute_all sets
-    assert drift.display_path(drift.build_root() / "05_checkpoints" / "ckpt-1") == "build/05_checkpoints/ckpt-1"
+    assert compare(stored, executed, everything).changed == []
+    assert [change.cell for change in compare(stored, executed, patterns).changed] == [1]  # nbval's sanitizer alone sees it
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(repo_root() / "build" / "drift" / "work" / "build"))  # what execute_all sets
+    assert display_path(build_root() / "05_checkpoints" / "ckpt-1") == "build/05_checkpoints/ckpt-1"
 
 
 def test_api_names_whose_status_changed_are_listed(tmp_path: Path, patterns: list[Any]) -> None:
-    changes = drift.api_changes({"tf.a": "ok", "tf.b": "ok", "tf.c": "deprecated"}, {"tf.a": "deprecated", "tf.b": "ok", "tf.c": "missing"})
+    changes = api_changes({"tf.a": "ok", "tf.b": "ok", "tf.c": "deprecated"}, {"tf.a": "deprecated", "tf.b": "ok", "tf.c": "missing"})
     assert changes == {"tf.a": "ok → deprecated", "tf.c": "deprecated → missing"}
     stored, _ = pair()
-    markdown, document = drift.write_report([drift.compare(stored, stored, patterns, name="00")], {}, {}, tmp_path, changes)
+    markdown, document = write_report([compare(stored, stored, patterns, name="00")], {}, {}, tmp_path, changes)
     assert "- `tf.a`: ok → deprecated" in markdown.read_text(encoding="utf-8")
     assert json.loads(document.read_text(encoding="utf-8"))["api_changes"] == changes
 
@@ -131,6 +134,6 @@ def test_result_data_is_compared_like_nbval_but_raster_figures_are_not(patterns:
         return new_notebook(cells=[cell("show()", new_output("display_data", data=data))])
 
     stored = result({"text/plain": "<Figure>", "image/png": "AAAA", "text/html": "<b>1</b>"})
-    assert drift.compare(stored, result({"text/plain": "<Figure>", "image/png": "BBBB", "text/html": "<b>1</b>"}), patterns).changed == []
-    html_changed = drift.compare(stored, result({"text/plain": "<Figure>", "image/png": "AAAA", "text/html": "<b>2</b>"}), patterns)
+    assert compare(stored, result({"text/plain": "<Figure>", "image/png": "BBBB", "text/html": "<b>1</b>"}), patterns).changed == []
+    html_changed = compare(stored, result({"text/plain": "<Figure>", "image/png": "AAAA", "text/html": "<b>2</b>"}), patterns)
     assert html_changed.changed[0].diff == ["-[display_data text/html] <b>1</b>", "+[display_data text/html] <b>2</b>"]

@@ -1,4 +1,4 @@
-"""helpers.workbook: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
+"""helpers.workbook.runner and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import workbook
+from helpers.workbook import refresh, runner
+from helpers.workbook.__main__ import main
 
 
 def _notebook(path: Path, *sources: str) -> Path:
@@ -24,7 +25,7 @@ def _notebook(path: Path, *sources: str) -> Path:
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
-    monkeypatch.setattr(workbook, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", notebooks)
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     _notebook(notebooks / "00_good.ipynb", "print(VALUE * 2)")
     _notebook(notebooks / "01_bad.ipynb", "x = 1", "raise RuntimeError('boom\\nmore')")
@@ -33,25 +34,25 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_notebooks_are_listed_in_order(folder: Path) -> None:
-    assert [path.stem for path in workbook.notebooks()] == ["00_good", "01_bad"]
+    assert [path.stem for path in runner.notebooks()] == ["00_good", "01_bad"]
 
 
 def test_select_by_prefix_and_unknown_selector(folder: Path) -> None:
-    paths = workbook.notebooks()
-    assert [p.stem for p in workbook.select(paths, ["01"])] == ["01_bad"]
-    assert [p.stem for p in workbook.select(paths, ["01_bad.ipynb", "00"])] == ["00_good", "01_bad"]
-    assert workbook.select(paths, None) == paths
+    paths = runner.notebooks()
+    assert [p.stem for p in runner.select(paths, ["01"])] == ["01_bad"]
+    assert [p.stem for p in runner.select(paths, ["01_bad.ipynb", "00"])] == ["00_good", "01_bad"]
+    assert runner.select(paths, None) == paths
     with pytest.raises(ValueError, match="no notebook matches '07'.*00_good, 01_bad"):
-        workbook.select(paths, ["07"])
+        runner.select(paths, ["07"])
 
 
 @pytest.mark.parametrize(("text", "value"), [("7", 7), ("0.5", 0.5), ("True", True), ("adam", "adam"), ("'x'", "x")])
 def test_parse_value_infers_types(text: str, value: object) -> None:
-    assert workbook.parse_value(text) == value
+    assert runner.parse_value(text) == value
 
 
 def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = workbook.main(["run", "--no-progress", "-p", "VALUE", "21"])
+    code = main(["run", "--no-progress", "-p", "VALUE", "21"])
     captured = capsys.readouterr()
     assert code == 1
     assert "| 00_good | ok |" in captured.out and "| 01_bad | FAILED: cell [4]" in captured.out
@@ -65,7 +66,7 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
 
 def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """One line per notebook and the report; the kernel runs over IPC, so no 'TCP without encryption' warning."""
-    assert workbook.main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
+    assert main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
     out, err = capfd.readouterr()
     assert "1 notebooks** | ok" in out and out.splitlines()[:2] == ["[1/1] 00_good", out.splitlines()[1]]
     assert err == "", err
@@ -73,13 +74,13 @@ def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[
 
 def test_run_rejects_unknown_notebook(folder: Path) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        workbook.main(["run", "--only", "99"])
+        main(["run", "--only", "99"])
     assert exit_info.value.code == 2
 
 
 def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path) -> None:
     bad_before = (folder / "01_bad.ipynb").read_text()
-    assert workbook.main(["refresh", "--no-progress"]) == 1
+    assert main(["refresh", "--no-progress"]) == 1
     assert (folder / "01_bad.ipynb").read_text() == bad_before  # nothing lost
     refreshed = nbformat.read(folder / "00_good.ipynb", as_version=4)
     code_cells = [cell for cell in refreshed["cells"] if cell["cell_type"] == "code"]
@@ -91,10 +92,10 @@ def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path)
 
 def test_report_totals() -> None:
     results = [
-        workbook.Result("00_a", True, 1.25, Path("a")),
-        workbook.Result("01_b", False, 2.0, Path("b"), "cell [4] `f()`: ValueError: x"),
+        runner.Result("00_a", True, 1.25, Path("a")),
+        runner.Result("01_b", False, 2.0, Path("b"), "cell [4] `f()`: ValueError: x"),
     ]
-    table = workbook.report(results)
+    table = runner.report(results)
     assert "| 00_a | ok | 1.2 s |" in table and "FAILED: cell [4]" in table
     assert table.splitlines()[-1] == "| **2 notebooks** | 1 failed | 3.2 s |"
 
@@ -112,23 +113,9 @@ def test_stored_notebooks_merge_split_streams_and_lose_run_metadata() -> None:
         nbformat.v4.new_output("stream", name="stdout", text="c\n"),
     ]
     notebook.cells = [cell]
-    stored = workbook.strip_volatile(notebook)
+    stored = refresh.strip_volatile(notebook)
     assert [output.get("text") for output in stored.cells[0].outputs] == ["a\nb\n", None, "c\n"]
     assert "papermill" not in stored.metadata and "execution" not in stored.cells[0].metadata
-
-
-def test_heading_anchors_and_link_targets_follow_nbconvert(tmp_path: Path) -> None:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_markdown_cell("# 01 · Title\n\ntext with a `# not a heading` span"),
-        nbformat.v4.new_markdown_cell("## The v1 `tf.train` step (and **Keras**)"),
-        nbformat.v4.new_code_cell("# a comment, not a heading"),
-    ]
-    path = tmp_path / "01_x.ipynb"
-    nbformat.write(notebook, path)
-    assert workbook.heading_anchors(path) == {"01-·-Title", "The-v1-tf.train-step-(and-Keras)"}
-    links = "[a](01_x.ipynb#The-v1-tf.train-step-(and-Keras)), `[not](a-link)`, [b](https://example.org)"
-    assert workbook.link_targets(links) == ["01_x.ipynb#The-v1-tf.train-step-(and-Keras)", "https://example.org"]
 
 
 def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp_path: Path) -> None:
@@ -137,7 +124,7 @@ def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp
 
     slow = _notebook(folder / "02_slow.ipynb", "import time\ntime.sleep(1.0)\nprint(VALUE)")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(workbook.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
+        runs = [pool.submit(runner.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
         results = [run.result() for run in runs]
     assert all(result.ok for result in results), [result.failure for result in results]
     assert sorted(path.name for path in folder.iterdir()) == ["00_good.ipynb", "01_bad.ipynb", "02_slow.ipynb", "notes.ipynb"]  # no socket files left behind

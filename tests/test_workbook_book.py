@@ -1,4 +1,4 @@
-"""helpers.book: the offline HTML book, built from the stored notebooks (no execution)."""
+"""helpers.workbook.book: the offline HTML book, built from the stored notebooks (no execution)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from helpers import book, workbook
+from helpers.paths import NOTEBOOKS_DIR
+from helpers.workbook import book, runner
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
@@ -20,9 +21,9 @@ LOCAL_LINK = re.compile(r'href="(?!https?:|mailto:|#|data:)([^"#]+)(#[^"]*)?"')
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("book") / "book"
-    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in workbook.notebooks()]
+    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in runner.notebooks()]
     chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
-    index = book.build(chapters, out, notebooks_dir=workbook.NOTEBOOKS_DIR)
+    index = book.build(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
     assert index == out / "index.html"
     return out
 
@@ -30,8 +31,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path) -> None:
     index = (built / "index.html").read_text(encoding="utf-8")
     pages = re.findall(r'<td><a href="(\d{2}_\w+\.html)">', index)
-    assert pages == [f"{path.stem}.html" for path in workbook.notebooks()]
-    for path in workbook.notebooks():
+    assert pages == [f"{path.stem}.html" for path in runner.notebooks()]
+    for path in runner.notebooks():
         title, summary = book.title_and_summary(nbformat.read(path, as_version=4))
         assert title and summary and title in index, path.stem
     assert index.count("ran ok in 1.5 s") == len(pages) - 1 and "FAILED after 2.0 s" in index
@@ -50,7 +51,7 @@ def test_pages_are_complete_and_offline(built: Path) -> None:
                 ids = {unquote(html.unescape(found)) for found in re.findall(r'id="([^"]+)"', (built / target).read_text(encoding="utf-8"))}
                 assert unquote(anchor[1:]) in ids, f"{page.name} links to {target}{anchor}, which has no such id"
     chapter = (built / "08_capstone.html").read_text(encoding="utf-8")
-    stored = nbformat.read(workbook.NOTEBOOKS_DIR / "08_capstone.ipynb", as_version=4)
+    stored = nbformat.read(NOTEBOOKS_DIR / "08_capstone.ipynb", as_version=4)
     solutions = [cell for cell in stored.cells if "solution" in cell.metadata.get("tags", [])]
     assert "Capstone" in chapter and "quiet_tensorflow_logs" in chapter and "highlight" in chapter  # text and highlighted code
     assert "finished at step" in chapter and "data:image/png;base64," in chapter  # an output and a figure

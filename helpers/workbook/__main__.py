@@ -1,0 +1,56 @@
+"""The workbook's command line: run, refresh, build the book, open JupyterLab.
+
+    python -m helpers.workbook list
+    python -m helpers.workbook run [--only 01 03] [--fast] [-p SEED 7] [--output-dir DIR]
+    python -m helpers.workbook refresh [01 ...]
+    python -m helpers.workbook book
+    python -m helpers.workbook lab [--port 8888]
+
+``run``, ``book`` and ``list``: :mod:`helpers.workbook.runner`; ``refresh``:
+:mod:`helpers.workbook.refresh`; ``lab``: :mod:`helpers.workbook.lab`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from helpers.workbook import lab, refresh, runner
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.workbook", description="Execute or refresh the workbook's notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run_parser = sub.add_parser("run", help="execute notebooks in order into the build area and print a report")
+    run_parser.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="run only these (number prefix or name)")
+    run_parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="papermill parameter, e.g. -p SEED 7")
+    run_parser.add_argument("--fast", action="store_true", help="pass FAST=True: fewer steps, same checks")
+    run_parser.add_argument("--output-dir", help="where executed copies go (default build/executed)")
+    run_parser.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    run_parser.set_defaults(handler=runner.run_command)
+
+    refresh_parser = sub.add_parser("refresh", help="re-execute notebooks and store their clean outputs in place")
+    refresh_parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
+    refresh_parser.add_argument("--no-progress", action="store_true")
+    refresh_parser.set_defaults(handler=refresh.refresh_command)
+
+    book_parser = sub.add_parser("book", help="build the HTML book in build/book from the stored outputs (make run builds it from its own run)")
+    book_parser.set_defaults(handler=runner.book_command)
+
+    lab_parser = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
+    lab_parser.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default: 8888)")
+    lab_parser.set_defaults(handler=lab.lab_command)
+
+    list_parser = sub.add_parser("list", help="list the notebooks in order")
+    list_parser.set_defaults(handler=runner.list_command)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except ValueError as error:
+        parser.error(str(error))  # exits with status 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,23 @@
+"""helpers.workbook.anchors: heading anchors and link targets as nbconvert renders them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from helpers.workbook import anchors
+
+
+def test_heading_anchors_and_link_targets_follow_nbconvert(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# 01 · Title\n\ntext with a `# not a heading` span"),
+        nbformat.v4.new_markdown_cell("## The v1 `tf.train` step (and **Keras**)"),
+        nbformat.v4.new_code_cell("# a comment, not a heading"),
+    ]
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(notebook, path)
+    assert anchors.heading_anchors(path) == {"01-·-Title", "The-v1-tf.train-step-(and-Keras)"}
+    links = "[a](01_x.ipynb#The-v1-tf.train-step-(and-Keras)), `[not](a-link)`, [b](https://example.org)"
+    assert anchors.link_targets(links) == ["01_x.ipynb#The-v1-tf.train-step-(and-Keras)", "https://example.org"]
