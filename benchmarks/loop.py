@@ -282,7 +282,11 @@ def run_instrumentation(options: Options) -> list[Comparison]:
     results = []
     with options.scratch("instrumentation") as scratch:
         sweeps: list[tuple[str, str, dict[str, Any]]] = [
-            ("checkpoint_every", "checkpoint interval", {f"checkpoint every {every} steps" if every else "no checkpoints": every for every in checkpoint_intervals}),
+            (
+                "checkpoint_every",
+                "checkpoint interval",
+                {f"checkpoint every {every} steps" if every else "no checkpoints": every for every in checkpoint_intervals},
+            ),
             ("log_every", "summary interval", {f"scalars every {every} steps" if every else "no scalars": every for every in summary_intervals}),
         ]
         for field_name, label, settings in sweeps:
@@ -308,7 +312,11 @@ def run_instrumentation(options: Options) -> list[Comparison]:
                     details={"steps_per_sample": steps, "steps_per_call": per_call, **fixed},
                     notes=[
                         f"seconds for {steps} steps; the ratio is the side's time over the bare loop's, per repetition (1.10 = 10% overhead). "
-                        + (f"Scalars every {RECOMMENDED_LOG_EVERY} steps on every capstone side." if field_name == "checkpoint_every" else "No checkpoints on these sides.")
+                        + (
+                            f"Scalars every {RECOMMENDED_LOG_EVERY} steps on every capstone side."
+                            if field_name == "checkpoint_every"
+                            else "No checkpoints on these sides."
+                        )
                     ],
                 )
             finally:

@@ -78,7 +78,10 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
         request = urllib.request.Request(f"{base}/api/kernels?token={token}", data=json.dumps({"name": "python3"}).encode(), method="POST")
         with urllib.request.urlopen(request, timeout=30) as response:
             kernel_id = json.loads(response.read())["id"]
-        code = "import helpers\nhelpers.quiet_tensorflow_logs()\nimport tensorflow as tf\nprint(tf.__version__, float(tf.reduce_sum(tf.ones([2, 3]))), helpers.repo_root().name)"
+        code = (
+            "import helpers\nhelpers.quiet_tensorflow_logs()\nimport tensorflow as tf\n"
+            "print(tf.__version__, float(tf.reduce_sum(tf.ones([2, 3]))), helpers.repo_root().name)"
+        )
         reply, printed = run_in_kernel(port, token, kernel_id, code)
         import tensorflow as tf
 

@@ -113,7 +113,8 @@ def test_a_signal_while_starting_up_ends_in_one_line(
     before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     assert training.main(["--run-dir", str(tmp_path / "run"), "--steps", "20"]) == 128 + signal_number
     error = capsys.readouterr().err
-    assert error == f"error: stopped by {signal.Signals(signal_number).name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start\n"
+    name = signal.Signals(signal_number).name
+    assert error == f"error: stopped by {name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start\n"
     assert {number: signal.getsignal(number) for number in before} == before  # the caller's handlers are back
     assert not (tmp_path / "run").exists()
 

@@ -90,7 +90,9 @@ def test_papermill_s_injected_cell_is_skipped_and_a_different_notebook_is_refuse
 def test_the_report_in_markdown_and_json(tmp_path: Path, patterns: list[Any]) -> None:
     stored, executed = pair()
     result = compare(stored, executed, patterns, name="99_tiny")
-    environment = {"versions": {"tf-nightly": "2.99.0.dev1"}, "pinned": ["tensorflow==2.21.0"], "command": "python -m helpers.workbook.drift --nightly", "date": "today"}
+    environment = {
+        "versions": {"tf-nightly": "2.99.0.dev1"}, "pinned": ["tensorflow==2.21.0"], "command": "python -m helpers.workbook.drift --nightly", "date": "today"
+    }
     checks = {"tests/test_glossary.py": "1 failed, 9 passed"}
     markdown, document = write_report([result, compare(stored, stored, patterns, name="00_same")], environment, checks, tmp_path)
     text = markdown.read_text(encoding="utf-8")

@@ -111,8 +111,13 @@ def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any
     from helpers.train.strategies import StrategyError
 
     return [
-        ((Interrupted,), lambda stop: interrupt_exit_code(stop.signal_number), lambda stop: f"{stop}; run the same command again to resume from step {stop.step}"),
-        ((CheckpointError,), lambda _: MISMATCH_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}; {SAME_RUN_HINT}"),  # a mismatch, or only damaged checkpoints
+        (
+            (Interrupted,),
+            lambda stop: interrupt_exit_code(stop.signal_number),
+            lambda stop: f"{stop}; run the same command again to resume from step {stop.step}",
+        ),
+        # a mismatch, or only damaged checkpoints
+        ((CheckpointError,), lambda _: MISMATCH_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}; {SAME_RUN_HINT}"),
         ((FloatingPointError,), lambda _: NON_FINITE_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # MAX_NON_FINITE_STEPS skipped
         ((RunFolderError,), lambda _: USAGE_EXIT_CODE, _folder_hint),
         ((ClusterConfigError,), lambda _: USAGE_EXIT_CODE, lambda error: f"{error} (see --help)"),

@@ -60,7 +60,9 @@ def signal_at_step(
     delay: float = 0.0,
     timeout: float = 120.0,
 ) -> list[Finished]:
-    """Once ``folder`` has a published checkpoint at ``step`` or later (and ``delay`` seconds more), send ``signal_number`` to ``processes[target]``; wait for all.
+    """Once ``folder`` has a published checkpoint at ``step`` or later (and ``delay`` seconds more), signal ``processes[target]``; wait for all.
+
+    ``signal_number`` is what is sent (``SIGKILL`` by default).
 
     Every process is stopped by its id before this returns: on a timeout, or if a process ends
     before the checkpoint appears, all of them are killed and an ``AssertionError`` or

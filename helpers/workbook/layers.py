@@ -33,8 +33,8 @@ LAYER_OF = {
     "helpers.clipping": "technique",
     "helpers.schedules": "technique",
     "helpers.checkpoints": "technique",
-    "helpers.tensorboard": "technique",
-    "helpers.numerics": "technique",
+    "helpers.tensorboard_server": "technique",
+    "helpers.log_records": "technique",
     "helpers.train": "trainer",
     "helpers.workbook": "machinery",
 }

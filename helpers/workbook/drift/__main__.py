@@ -14,7 +14,9 @@ from helpers.workbook.drift.run import drift, execute_all
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.workbook.drift", description="Run the workbook against the newest TensorFlow and report what changed.")
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.workbook.drift", description="Run the workbook against the newest TensorFlow and report what changed."
+    )
     parser.add_argument("--nightly", action="store_true", help="tf-nightly, keras-nightly and tb-nightly instead of the latest releases")
     parser.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
     parser.add_argument("--reuse", action="store_true", help="reuse the drift environment (build/drift/venv-latest or venv-nightly) as it is: no install")

@@ -73,7 +73,8 @@ def compared_outputs(cell: Any, patterns: Sequence[tuple[re.Pattern[str], str]])
 
 def stderr_lines(cell: Any, patterns: Sequence[tuple[re.Pattern[str], str]]) -> list[str]:
     """The non-empty lines a cell wrote to stderr, sanitized."""
-    text = "".join(_text(output.get("text", "")) for output in cell.get("outputs", []) if output.get("output_type") == "stream" and output.get("name") == "stderr")
+    streams = [output for output in cell.get("outputs", []) if output.get("output_type") == "stream" and output.get("name") == "stderr"]
+    text = "".join(_text(output.get("text", "")) for output in streams)
     return [sanitize(line, patterns) for line in text.splitlines() if line.strip()]
 
 
@@ -148,4 +149,5 @@ def compare(stored: Any, executed: Any, patterns: Sequence[tuple[re.Pattern[str]
 
 def api_changes(pinned: dict[str, str], newest: dict[str, str]) -> dict[str, str]:
     """``{name: "ok → deprecated"}`` for every name whose status differs."""
-    return {name: f"{pinned.get(name, 'absent')} → {newest.get(name, 'absent')}" for name in sorted(set(pinned) | set(newest)) if pinned.get(name) != newest.get(name)}
+    changed = [name for name in sorted(set(pinned) | set(newest)) if pinned.get(name) != newest.get(name)]
+    return {name: f"{pinned.get(name, 'absent')} → {newest.get(name, 'absent')}" for name in changed}

@@ -13,7 +13,8 @@ from helpers.workbook.drift.compare import NotebookDrift
 
 def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], api_changes: dict[str, str] | None = None) -> str:
     """The report a maintainer reads: the versions, a table per notebook, then each notebook's details."""
-    lines = ["# Drift report", "", "Versions in the drift environment: " + ", ".join(f"{name} {version}" for name, version in environment.get("versions", {}).items())]
+    versions = ", ".join(f"{name} {version}" for name, version in environment.get("versions", {}).items())
+    lines = ["# Drift report", "", "Versions in the drift environment: " + versions]
     lines += [f"Pinned: {', '.join(environment.get('pinned', []))}. Command: `{environment.get('command', '')}`. Date: {environment.get('date', '')}.", ""]
     lines += ["| notebook | verdict | changed cells | new warnings | time |", "|---|---|---:|---:|---:|"]
     for drift in drifts:

@@ -1,4 +1,4 @@
-"""helpers.tensorboard: a real TensorBoard server on loopback, started and always stopped."""
+"""helpers.tensorboard_server: a real TensorBoard server on loopback, started and always stopped."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from helpers import tensorboard
-from helpers.tensorboard import TensorBoardError
+from helpers import tensorboard_server
+from helpers.logs import read_summaries
+from helpers.tensorboard_server import TensorBoardError
 
 
 def _write_run(logdir: Path, points: int = 15) -> list[float]:
@@ -43,31 +44,31 @@ def _processes_mentioning(text: str) -> list[int]:
 
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        return probe.connect_ex((tensorboard.HOST, port)) == 0
+        return probe.connect_ex((tensorboard_server.HOST, port)) == 0
 
 
 @pytest.mark.process
 def test_server_serves_a_tag_and_is_gone_after_the_block(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     values = _write_run(logdir / "run_a")
-    with tensorboard.serve(logdir, timeout=90) as base_url:
+    with tensorboard_server.serve(logdir, timeout=90) as base_url:
         assert urllib.parse.urlsplit(base_url).hostname == "127.0.0.1"
         port = urllib.parse.urlsplit(base_url).port
         assert _processes_mentioning(str(logdir)), "the server process should be running inside the block"
-        assert tensorboard.wait_for_runs(base_url, ["run_a"]) == ["run_a"]
+        assert tensorboard_server.wait_for_runs(base_url, ["run_a"]) == ["run_a"]
         with pytest.raises(TensorBoardError, match=r"runs \['run_b'\] not listed"):
-            tensorboard.wait_for_runs(base_url, ["run_a", "run_b"], timeout=0.5)
-        points = tensorboard.fetch_scalars(base_url, "run_a", "loss", min_points=len(values))
+            tensorboard_server.wait_for_runs(base_url, ["run_a", "run_b"], timeout=0.5)
+        points = tensorboard_server.fetch_scalars(base_url, "run_a", "loss", min_points=len(values))
         with pytest.raises(TensorBoardError, match="15 points after 0.5 s, expected at least 16"):
-            tensorboard.fetch_scalars(base_url, "run_a", "loss", min_points=len(values) + 1, wait=0.5)
+            tensorboard_server.fetch_scalars(base_url, "run_a", "loss", min_points=len(values) + 1, wait=0.5)
         with pytest.raises(TensorBoardError, match="404"):
-            tensorboard.fetch_scalars(base_url, "run_a", "no_such_tag", wait=0)
+            tensorboard_server.fetch_scalars(base_url, "run_a", "no_such_tag", wait=0)
     assert [step for _, step, _ in points] == list(range(len(values)))
     np.testing.assert_allclose([value for _, _, value in points], values, rtol=1e-6)
     assert _processes_mentioning(str(logdir)) == []
     assert not _port_open(port)
     with pytest.raises(TensorBoardError, match="no TensorBoard answering"):
-        tensorboard.fetch_scalars(base_url, "run_a", "loss", wait=0)
+        tensorboard_server.fetch_scalars(base_url, "run_a", "loss", wait=0)
 
 
 @pytest.mark.process
@@ -75,7 +76,7 @@ def test_server_is_stopped_when_the_block_raises(tmp_path: Path) -> None:
     logdir = tmp_path / "logs_error"
     _write_run(logdir)
     with pytest.raises(KeyError, match="inside the block"):
-        with tensorboard.serve(logdir, timeout=90):
+        with tensorboard_server.serve(logdir, timeout=90):
             assert _processes_mentioning(str(logdir))
             raise KeyError("inside the block")
     assert _processes_mentioning(str(logdir)) == []
@@ -84,7 +85,7 @@ def test_server_is_stopped_when_the_block_raises(tmp_path: Path) -> None:
 def test_missing_logdir_is_a_clear_error_and_starts_nothing(tmp_path: Path) -> None:
     missing = tmp_path / "absent"
     with pytest.raises(FileNotFoundError, match="'absent' does not exist"):
-        with tensorboard.serve(missing):
+        with tensorboard_server.serve(missing):
             pass  # pragma: no cover
     assert _processes_mentioning(str(missing)) == []
 
@@ -92,7 +93,7 @@ def test_missing_logdir_is_a_clear_error_and_starts_nothing(tmp_path: Path) -> N
 @pytest.mark.process
 def test_a_server_that_dies_reports_its_stderr(tmp_path: Path) -> None:
     with pytest.raises(TensorBoardError, match=r"exited with code [1-9]\d*.*(?s:.*)no_such_flag"):
-        with tensorboard.serve(tmp_path, extra_args=["--no_such_flag"], timeout=90):
+        with tensorboard_server.serve(tmp_path, extra_args=["--no_such_flag"], timeout=90):
             pass  # pragma: no cover
     assert _processes_mentioning(str(tmp_path)) == []
 
@@ -100,21 +101,21 @@ def test_a_server_that_dies_reports_its_stderr(tmp_path: Path) -> None:
 @pytest.mark.process
 def test_a_server_that_does_not_answer_in_time_is_stopped(tmp_path: Path) -> None:
     with pytest.raises(TensorBoardError, match="did not answer .* within 0.01 s"):
-        with tensorboard.serve(tmp_path, timeout=0.01):
+        with tensorboard_server.serve(tmp_path, timeout=0.01):
             pass  # pragma: no cover
     assert _processes_mentioning(str(tmp_path)) == []
 
 
 def test_only_loopback_is_contacted() -> None:
     with pytest.raises(ValueError, match="only 127.0.0.1"):
-        tensorboard.fetch_scalars("http://example.com:6006", "run", "loss", wait=0)
+        tensorboard_server.fetch_scalars("http://example.com:6006", "run", "loss", wait=0)
     with pytest.raises(ValueError, match="only 127.0.0.1"):
-        tensorboard.fetch_json("http://localhost:6006", "/data/runs")
+        tensorboard_server.fetch_json("http://localhost:6006", "/data/runs")
 
 
 def test_read_summaries_reads_every_kind_and_every_point(tmp_path: Path) -> None:
     values = _write_run(tmp_path)
-    summaries = tensorboard.read_summaries(tmp_path)
+    summaries = read_summaries(tmp_path)
     assert {tag: series.plugin for tag, series in summaries.items()} == {
         "loss": "scalars", "weights": "histograms", "pictures": "images", "note": "text"
     }
@@ -130,10 +131,10 @@ def test_read_summaries_reads_every_kind_and_every_point(tmp_path: Path) -> None
 
 def test_read_summaries_without_event_files_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no event file"):
-        tensorboard.read_summaries(tmp_path)
+        read_summaries(tmp_path)
 
 
 def test_missing_executable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(tensorboard.sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(tensorboard_server.sys, "executable", str(tmp_path / "python"))
     with pytest.raises(TensorBoardError, match="no tensorboard executable"):
-        tensorboard.tensorboard_executable()
+        tensorboard_server.tensorboard_executable()

@@ -1,4 +1,4 @@
-"""Run a real TensorBoard server on loopback, ask it for data, and read non-scalar summaries.
+"""Run a real TensorBoard server on loopback and ask it for data.
 
 The workbook checks what TensorBoard shows, not only what is in the event files. Starting
 ``tensorboard --logdir DIR`` by hand leaves a process behind and a port taken; :func:`serve`
@@ -7,9 +7,9 @@ base URL and always stops it, also when the block raises. :func:`wait_for_runs` 
 the server has found the runs, and :func:`fetch_scalars` asks the scalars plugin for one run
 and tag. Only ``127.0.0.1`` is ever contacted.
 
-:func:`read_summaries` (defined in :mod:`helpers.logs`, next to ``read_scalars``, and
-re-exported here) reads every tensor summary (scalars, histograms, images, text) of a run
-folder with TensorBoard's ``EventAccumulator``, keeping every point.
+Reading event files without a server is :mod:`helpers.logs` (``read_scalars``, ``read_summaries``).
+Named ``tensorboard_server``, not ``tensorboard``, so that ``from helpers import tensorboard_server``
+never hides the ``tensorboard`` package in a chapter that uses both.
 
 TensorFlow is not imported; ``tensorboard`` is, inside the functions that need it.
 """
@@ -29,7 +29,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from helpers.logs import TensorSeries, read_summaries  # noqa: F401 - re-exported
 from helpers.ports import LOOPBACK, free_port
 
 HOST = LOOPBACK

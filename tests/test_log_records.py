@@ -1,4 +1,4 @@
-"""helpers.numerics.captured_logs: records kept, nothing printed, logger restored."""
+"""helpers.log_records.captured_logs: records kept, nothing printed, logger restored."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import logging
 
 import pytest
 
-from helpers.numerics import captured_logs
+from helpers.log_records import captured_logs
 
 
 @pytest.fixture
 def quiet_logger() -> logging.Logger:
     """A logger set up like TensorFlow's after quiet_tensorflow_logs(): ERROR, one stderr handler."""
-    logger = logging.getLogger("test_numerics.quiet")
+    logger = logging.getLogger("test_log_records.quiet")
     logger.handlers = [logging.StreamHandler()]
     logger.setLevel(logging.ERROR)
     logger.propagate = True
@@ -48,5 +48,5 @@ def test_does_not_reach_parent_handlers(quiet_logger: logging.Logger, caplog: py
 
 @pytest.mark.parametrize("level", [True, "WARNING", 1.5])
 def test_rejects_a_bad_level(level: object) -> None:
-    with pytest.raises(TypeError, match="level must be"), captured_logs("test_numerics.bad", level=level):  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="level must be"), captured_logs("test_log_records.bad", level=level):  # type: ignore[arg-type]
         pass
