@@ -63,6 +63,16 @@ def as_steps(steps: Steps) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def rate_of_update(schedule: Schedule, step: Any) -> Any:
+    """The learning rate update number ``step`` used: ``schedule(step - 1)``.
+
+    Keras evaluates the schedule at ``optimizer.iterations`` and then adds one, so the update that
+    makes the global step ``N`` ran at ``schedule(N - 1)`` (chapter 04). Logs keyed on the global step
+    after an update write this rate. ``step`` may be an int, an array or a tensor.
+    """
+    return schedule(step - 1)
+
+
 def is_keras_schedule(schedule: object) -> bool:
     """True for an instance of ``keras.optimizers.schedules.LearningRateSchedule``.
 

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import keras
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -121,7 +122,6 @@ def test_importing_the_module_does_not_import_tensorflow() -> None:
 
 @pytest.mark.parametrize("staircase", [False, True])
 def test_keras_exponential_decay_matches_the_hand_formula(staircase: bool) -> None:
-    keras = pytest.importorskip("keras")
     schedule = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=100, decay_rate=0.5, staircase=staircase)
     steps = np.arange(0, 1001, 9)
     exponent = np.floor(steps / 100) if staircase else steps / 100
@@ -130,7 +130,6 @@ def test_keras_exponential_decay_matches_the_hand_formula(staircase: bool) -> No
 
 
 def test_a_keras_schedule_that_branches_is_evaluated_step_by_step() -> None:
-    keras = pytest.importorskip("keras")
     warmup_steps, decay_steps, target = 10, 50, 0.2
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0, decay_steps=decay_steps, warmup_target=target, warmup_steps=warmup_steps
@@ -146,7 +145,6 @@ def test_a_keras_schedule_that_branches_is_evaluated_step_by_step() -> None:
 
 
 def test_keras_values_agree_with_eager_calls_within_float32() -> None:
-    keras = pytest.importorskip("keras")
     schedule = keras.optimizers.schedules.InverseTimeDecay(0.3, decay_steps=7, decay_rate=0.9)
     steps = np.arange(0, 200, 3)
     eager = [float(schedule(int(step))) for step in steps]
@@ -154,7 +152,6 @@ def test_keras_values_agree_with_eager_calls_within_float32() -> None:
 
 
 def test_a_custom_keras_schedule_receives_int64_steps_like_from_an_optimizer() -> None:
-    keras = pytest.importorskip("keras")
     seen_dtypes: list[str] = []
 
     class OneOverStepPlusOne(keras.optimizers.schedules.LearningRateSchedule):
@@ -171,7 +168,6 @@ def test_a_custom_keras_schedule_receives_int64_steps_like_from_an_optimizer() -
 
 
 def test_a_keras_schedule_returning_a_vector_is_refused() -> None:
-    keras = pytest.importorskip("keras")
 
     class TwoRates(keras.optimizers.schedules.LearningRateSchedule):
         def __call__(self, step):

@@ -59,7 +59,7 @@ def test_scalars_are_logged_every_log_every_steps_with_the_rate_of_the_update_ju
     assert {"loss", "learning_rate", "gradients/global_norm", "gradients/clipped"} <= set(train_logs)
     assert list(train_logs["loss"].steps) == [2, 4, 6, 8, 10, 12]
     schedule = training.make_schedule(tiny.config)
-    expected_rates = [float(schedule(step - 1)) for step in train_logs["learning_rate"].steps]
+    expected_rates = [float(schedule(step - 1)) for step in train_logs["learning_rate"].steps]  # rate_of_update, written out
     assert train_logs["learning_rate"].values == pytest.approx(expected_rates, rel=1e-6)
 
 

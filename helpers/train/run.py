@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402  (after quiet_tensorflow_logs)
 
 from helpers.checkpoints import CheckpointMismatchError, RestoreInfo  # noqa: E402
+from helpers.schedules import rate_of_update  # noqa: E402
 from helpers.train.calls import StepHook, call_end, run_calls  # noqa: E402
 from helpers.train.cluster import role_of  # noqa: E402
 from helpers.train.config import TrainConfig  # noqa: E402
@@ -137,7 +138,7 @@ class _Run:
             tf.summary.scalar("loss", val_loss, step=step)
             tf.summary.scalar("accuracy", correct / count, step=step)
         shown_loss = "n/a" if self.loss is None else f"{self.loss:.4f}"
-        rate = float(self.parts.schedule(step - 1))
+        rate = float(rate_of_update(self.parts.schedule, step))
         speed = (step - self.start_step) / max(time.monotonic() - self.started, 1e-9)
         print(
             f"step {step}/{self.config.steps}: loss {shown_loss}, lr {rate:.6f}, val_loss {val_loss:.4f}, "

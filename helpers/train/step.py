@@ -16,6 +16,7 @@ quiet_tensorflow_logs()
 
 import tensorflow as tf  # noqa: E402  (after quiet_tensorflow_logs)
 
+from helpers.schedules import rate_of_update  # noqa: E402
 from helpers.train.parts import RunParts  # noqa: E402
 
 #: A run stops with ``FloatingPointError`` once this many updates were skipped (non-finite gradient
@@ -71,7 +72,7 @@ def make_train_until(parts: RunParts, log_every: int, writer: Any) -> Any:
     def write_scalars(step, loss):
         with writer.as_default(step=step):
             tf.summary.scalar("loss", loss)
-            tf.summary.scalar("learning_rate", schedule(step - 1))  # the rate of the update just made
+            tf.summary.scalar("learning_rate", rate_of_update(schedule, step))
             monitor.write_summaries(step)
 
     @tf.function
