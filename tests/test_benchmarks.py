@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -192,6 +191,7 @@ def test_the_profile_table_keeps_the_largest_differences_first() -> None:
 
 
 def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only what does not depend on the measured times: the table's order is tested above, on fixed numbers."""
     from benchmarks import profile
 
     assert profile.main(["--steps", "5", "--out", str(tmp_path), "--top", "1000"]) == 0  # every event: which ones differ most varies run to run
@@ -199,8 +199,7 @@ def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_
     assert "5 steps each" in printed and "| event | bare µs/step | capstone µs/step |" in printed
     rows = [line.strip("| ").split(" | ") for line in printed.splitlines() if line.startswith("| ") and "event" not in line]
     assert any(row[0] == "Process" for row in rows), printed  # the executor's own time is always traced
-    differences = [abs(float(capstone) - float(bare)) for _, bare, capstone in rows]
-    assert all(first >= second - 0.1 for first, second in itertools.pairwise(differences)), printed  # sorted before rounding to 0.1
-    assert len(list(tmp_path.rglob("*.xplane.pb"))) == 2
-    with pytest.raises(SystemExit):
+    assert sorted(path.relative_to(tmp_path).parts[0] for path in tmp_path.rglob("*.xplane.pb")) == ["bare", "capstone"]  # one trace per loop
+    with pytest.raises(SystemExit) as exit_info:
         profile.main(["--steps", "0"])
+    assert exit_info.value.code == 2
