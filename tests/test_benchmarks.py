@@ -145,6 +145,7 @@ def test_quick_run_writes_json_markdown_and_figure(tmp_path: Path, capsys: pytes
     names = {result["name"] for result in results}
     assert "00_tiny" in names and any("async" in name for name in names) and any("one training step" in name for name in names)
     assert any("model.fit" in name for name in names) and sum("overhead by" in name for name in names) == 2
+    assert sum("enable_check_numerics" in name for name in names) == 2 and sum("chapter 05" in name for name in names) == 2
     tiny = next(result for result in results if result["name"] == "00_tiny")
     assert tiny["details"]["dominant_cells"][0]["first_line"] == "total = sum(range(100_000))"
 
