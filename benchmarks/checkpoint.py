@@ -15,6 +15,10 @@ was written on), which would favour ``save`` (a new name each time) over ``write
    the pinned TensorFlow). Chapter 05 shows that the second async write of one ``Checkpoint`` of Keras
    objects fails in this version, so each async sample uses a new ``Checkpoint`` object, and so does
    each sync sample of this comparison, to compare like with like.
+3. Chapter 05's claims, on the chapter's own small MLP (128 hidden units, 9,610 parameters, Adam): one
+   ``Checkpoint.write`` against one training step (a ``tf.function`` of the chapter's step, one call
+   per batch), which gives how many steps one save costs; and the chapter's loop, which saves every
+   step, every 10 steps or never, writing to one path as the chapter does.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ SECTION = "checkpoint"
 #: Hidden width of the MLP: 32768 gives about 2.5 M parameters, 29.5 MB with Adam's two moments.
 HIDDEN_UNITS, QUICK_HIDDEN_UNITS = 32768, 64
 DEFAULT_REPEATS = 7
+#: Chapter 05's MLP and batch; training steps per sample of its comparisons.
+CHAPTER_HIDDEN_UNITS, CHAPTER_BATCH_SIZE = 128, 64
+CHAPTER_STEPS, QUICK_CHAPTER_STEPS = 100, 4
+#: The save intervals of chapter 05's loop (``None``: never).
+SAVE_EVERY: tuple[int | None, ...] = (None, 10, 1)
 
 
 def _files_bytes(folder: Path, prefix: str) -> int:
@@ -153,4 +162,110 @@ def run(options: Options) -> list[Comparison]:
                 "in this version); 'call returns' is the time the training loop is blocked, 'files complete' the time until `sync()` returns."
             ],
         )
-    return [versus_numpy, asynchronous]
+        chapter = _chapter_05(options, repeats, folder)
+    return [versus_numpy, asynchronous, *chapter]
+
+
+def _save_label(every: int | None) -> str:
+    return "no saves" if every is None else "a save every step" if every == 1 else f"a save every {every} steps"
+
+
+def _chapter_05(options: Options, repeats: int, folder: Path) -> list[Comparison]:
+    """Chapter 05's small MLP: a save against a training step, and a loop saving every step, every 10 steps or never."""
+    import keras
+    import tensorflow as tf
+
+    from helpers.data import make_datasets
+    from helpers.train import make_model
+
+    steps = QUICK_CHAPTER_STEPS if options.quick else CHAPTER_STEPS
+    model = make_model(CHAPTER_HIDDEN_UNITS)
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    train, _ = make_datasets(batch_size=CHAPTER_BATCH_SIZE, seed=0)
+    batches = [(images, labels) for images, labels in train if int(images.shape[0]) == CHAPTER_BATCH_SIZE]
+
+    @tf.function
+    def step(images: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+        return loss
+
+    step(*batches[0])  # trace before timing, as the chapter does
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
+    sizes = {"hidden_units": CHAPTER_HIDDEN_UNITS, "parameters": model.count_params(), "batch_size": CHAPTER_BATCH_SIZE, "steps_per_sample": steps}
+
+    def one_step() -> float:
+        def work() -> None:
+            loss: Any = None
+            for index in range(steps):
+                loss = step(*batches[index % len(batches)])
+            float(loss)
+
+        return seconds(work) * 1000 / steps
+
+    def one_save() -> float:
+        _remove(folder, "chapter-save")
+        return seconds(lambda: checkpoint.write(str(folder / "chapter-save"))) * 1000
+
+    progress(f"[{SECTION}] chapter 05: one save vs one training step: {repeats} repetitions")
+    save_vs_step = compare(
+        SECTION,
+        "chapter 05: one save vs one training step (MLP 128 hidden, Adam)",
+        {"one training step": one_step, "one Checkpoint.write": one_save},
+        baseline="one training step",
+        unit="ms",
+        repeats=repeats,
+        ratio_kind=TIMES,
+        ratio_label="× one step",
+        details=dict(sizes),
+        notes=[
+            f"ms; the step is the mean of {steps} steps of a `tf.function` (one call per batch), the save one `Checkpoint.write` of "
+            "the model and its Adam state to a new path; the ratio is the number of training steps one save costs."
+        ],
+    )
+    save_vs_step.details["checkpoint_files_kib"] = round(_files_bytes(folder, "chapter-save") / 1024, 1)
+
+    saves: dict[str, int] = {}
+
+    def loop(every: int | None) -> Callable[[], float]:
+        def side() -> float:
+            def work() -> None:
+                loss: Any = None
+                count = 0
+                for index in range(steps):
+                    loss = step(*batches[index % len(batches)])
+                    if every and index % every == 0:
+                        checkpoint.write(str(folder / "chapter-loop"))
+                        count += 1
+                float(loss)
+                saves[_save_label(every)] = count
+
+            return seconds(work) * 1000
+
+        return side
+
+    progress(f"[{SECTION}] chapter 05: a loop of {steps} steps saving every step, every 10 steps, never: {repeats} repetitions")
+    loop_cost = compare(
+        SECTION,
+        f"chapter 05: {steps} training steps, saving every step, every 10 steps or never",
+        {_save_label(every): loop(every) for every in SAVE_EVERY},
+        baseline=_save_label(None),
+        unit="ms",
+        repeats=repeats,
+        ratio_kind=TIMES,
+        ratio_label="× no saves",
+        details=dict(sizes),
+        notes=[
+            f"ms for {steps} steps; a save every k steps writes after steps 0, k, 2k, ... to one path, as chapter 05's loop does. "
+            "With one save costing s steps, saving every k steps should take about 1 + s / k times the loop without saves."
+        ],
+    )
+    expected = {_save_label(every): 0 if every is None else -(-steps // every) for every in SAVE_EVERY}
+    if saves != expected:
+        raise RuntimeError(f"expected {expected} saves per sample, counted {saves}")
+    loop_cost.details["saves_per_sample"] = saves
+    return [save_vs_step, loop_cost]

@@ -9,6 +9,11 @@ part of the step time.
 The retrace comparison times single calls against a call that reuses a trace: the first call of a new
 ``tf.function`` (it traces), and a call whose Python scalar argument has a value not seen before (a
 Python value is part of the trace's key, so each new value traces again).
+
+The last two comparisons are chapter 07's: ``tf.debugging.enable_check_numerics`` on the chapter's small
+computation (a 64x64 matmul, an add, a ReLU), eagerly and in a ``tf.function`` traced while the checks
+are on, each against the same calls without the checks. The checked sides switch the checks on for
+their own samples only (untimed), as the chapter does around its measurement.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ DEFAULT_REPEATS = 7
 HIDDEN_UNITS, QUICK_HIDDEN_UNITS = 128, 16
 #: Full batches kept in memory and cycled through.
 BATCHES = 8
+#: Chapter 07's computation: relu(x @ x + 1) on a square float32 matrix; calls per sample.
+CHECKED_SIZE = 64
+CHECKED_CALLS, QUICK_CHECKED_CALLS = 200, 3
 
 Step = Callable[..., Any]
 
@@ -159,4 +167,84 @@ def run(options: Options) -> list[Comparison]:
         f"ms per call; the reused trace is the mean of {steps} calls, each tracing side is one call (trace + run), checked with "
         "`experimental_get_tracing_count()`."
     )
-    return [step_time, retrace]
+    return [step_time, retrace, *_check_numerics_cost(options, repeats)]
+
+
+def _per_call_us(function: Callable[[], Any], calls: int, *, checked: bool) -> Callable[[], float]:
+    """A side: ``calls`` calls of ``function``, with ``enable_check_numerics`` on if ``checked``; the value is µs per call."""
+    import tensorflow as tf
+
+    def side() -> float:
+        if checked:
+            tf.debugging.enable_check_numerics()
+        try:
+            return seconds(lambda: [function() for _ in range(calls)]) * 1e6 / calls
+        finally:
+            if checked:
+                tf.debugging.disable_check_numerics()
+
+    return side
+
+
+def _op_types(function: Any) -> list[str]:
+    """The op types of the graph of a traced ``tf.function`` that takes no arguments."""
+    return [op.type for op in function.get_concrete_function().graph.get_operations()]
+
+
+def _check_numerics_cost(options: Options, repeats: int) -> list[Comparison]:
+    """Chapter 07's claim: the cost of ``enable_check_numerics``, eagerly and in a ``tf.function`` traced with it."""
+    import tensorflow as tf
+
+    calls = QUICK_CHECKED_CALLS if options.quick else CHECKED_CALLS
+    matrix = tf.random.stateless_normal((CHECKED_SIZE, CHECKED_SIZE), seed=[0, 0])
+
+    def small_computation() -> tf.Tensor:
+        return tf.nn.relu(tf.matmul(matrix, matrix) + 1.0)
+
+    plain_graph = tf.function(small_computation)
+    plain_graph()  # traced without the checks
+    checked_graph = tf.function(small_computation)
+    tf.debugging.enable_check_numerics()
+    try:
+        checked_graph()  # traced with the checks: they are part of its graph from now on
+    finally:
+        tf.debugging.disable_check_numerics()
+    plain_ops, checked_ops = _op_types(plain_graph), _op_types(checked_graph)
+    if "CheckNumericsV2" in plain_ops or "CheckNumericsV2" not in checked_ops:
+        raise RuntimeError(f"expected CheckNumericsV2 ops only in the graph traced with the checks: {plain_ops} vs {checked_ops}")
+    details = {"matrix": [CHECKED_SIZE, CHECKED_SIZE], "calls_per_sample": calls}
+    note = (
+        f"µs per call, the mean of {calls} calls of relu(x @ x + 1) on a {CHECKED_SIZE}x{CHECKED_SIZE} float32 matrix (chapter 07); "
+        "the checked side turns `tf.debugging.enable_check_numerics()` on before its calls and off after them (untimed)."
+    )
+
+    progress(f"[{SECTION}] enable_check_numerics, eager: {repeats} repetitions of {calls} calls")
+    eager = compare(
+        SECTION,
+        "enable_check_numerics on an eager computation (chapter 07)",
+        {"eager": _per_call_us(small_computation, calls, checked=False), "eager, checks on": _per_call_us(small_computation, calls, checked=True)},
+        baseline="eager",
+        unit="µs",
+        repeats=repeats,
+        ratio_kind=TIMES,
+        ratio_label="× unchecked",
+        details=dict(details),
+        notes=[note],
+    )
+    progress(f"[{SECTION}] enable_check_numerics, tf.function: {repeats} repetitions of {calls} calls")
+    graph = compare(
+        SECTION,
+        "enable_check_numerics on a tf.function traced with it (chapter 07)",
+        {
+            "tf.function": _per_call_us(plain_graph, calls, checked=False),
+            "tf.function traced with checks on": _per_call_us(checked_graph, calls, checked=True),
+        },
+        baseline="tf.function",
+        unit="µs",
+        repeats=repeats,
+        ratio_kind=TIMES,
+        ratio_label="× unchecked",
+        details={**details, "graph_ops": {"plain": len(plain_ops), "traced with checks": len(checked_ops)}},
+        notes=[note, f"the graphs hold {len(plain_ops)} ops without the checks and {len(checked_ops)} with them (a `CheckNumericsV2` per float output)."],
+    )
+    return [eager, graph]

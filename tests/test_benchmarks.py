@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -146,6 +145,7 @@ def test_quick_run_writes_json_markdown_and_figure(tmp_path: Path, capsys: pytes
     names = {result["name"] for result in results}
     assert "00_tiny" in names and any("async" in name for name in names) and any("one training step" in name for name in names)
     assert any("model.fit" in name for name in names) and sum("overhead by" in name for name in names) == 2
+    assert sum("enable_check_numerics" in name for name in names) == 2 and sum("chapter 05" in name for name in names) == 2
     tiny = next(result for result in results if result["name"] == "00_tiny")
     assert tiny["details"]["dominant_cells"][0]["first_line"] == "total = sum(range(100_000))"
 
@@ -192,6 +192,7 @@ def test_the_profile_table_keeps_the_largest_differences_first() -> None:
 
 
 def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only what does not depend on the measured times: the table's order is tested above, on fixed numbers."""
     from benchmarks import profile
 
     assert profile.main(["--steps", "5", "--out", str(tmp_path), "--top", "1000"]) == 0  # every event: which ones differ most varies run to run
@@ -199,8 +200,7 @@ def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_
     assert "5 steps each" in printed and "| event | bare µs/step | capstone µs/step |" in printed
     rows = [line.strip("| ").split(" | ") for line in printed.splitlines() if line.startswith("| ") and "event" not in line]
     assert any(row[0] == "Process" for row in rows), printed  # the executor's own time is always traced
-    differences = [abs(float(capstone) - float(bare)) for _, bare, capstone in rows]
-    assert all(first >= second - 0.1 for first, second in itertools.pairwise(differences)), printed  # sorted before rounding to 0.1
-    assert len(list(tmp_path.rglob("*.xplane.pb"))) == 2
-    with pytest.raises(SystemExit):
+    assert sorted(path.relative_to(tmp_path).parts[0] for path in tmp_path.rglob("*.xplane.pb")) == ["bare", "capstone"]  # one trace per loop
+    with pytest.raises(SystemExit) as exit_info:
         profile.main(["--steps", "0"])
+    assert exit_info.value.code == 2

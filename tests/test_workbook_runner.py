@@ -64,12 +64,18 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
     assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
 
 
+#: What ipykernel logs when a SIGINT reaches it inside a message handler. jupyter_client interrupts the kernel
+#: before every graceful shutdown (``_async_shutdown_kernel`` calls ``_async_interrupt_kernel``, jupyter_client
+#: 8.x), so whether this line appears depends on where the kernel is at that moment, not on the workbook.
+SHUTDOWN_INTERRUPT_LINE = "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel."
+
+
 def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """One line per notebook and the report; the kernel runs over IPC, so no 'TCP without encryption' warning."""
     assert main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
     out, err = capfd.readouterr()
     assert "1 notebooks** | ok" in out and out.splitlines()[:2] == ["[1/1] 00_good", out.splitlines()[1]]
-    assert err == "", err
+    assert [line for line in err.splitlines() if line.strip() and line != SHUTDOWN_INTERRUPT_LINE] == [], err
 
 
 def test_run_rejects_unknown_notebook(folder: Path) -> None:
