@@ -31,7 +31,7 @@ from helpers.train.signals import stop_requests  # noqa: E402
 from helpers.train.step import make_train_until  # noqa: E402
 
 
-def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals: bool = False, out: TextIO = sys.stdout) -> TrainResult:
+def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals: bool = False, out: TextIO | None = None) -> TrainResult:
     """Run (or resume) ``config`` to ``config.steps`` updates; the chief writes ``result.json``.
 
     Restores the latest checkpoint in the run folder (the message is printed); a checkpoint of
@@ -40,8 +40,9 @@ def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals
     written. ``hooks`` run after each update (the command's ``--crash-at-step`` and
     ``--pause-per-step``). With ``handle_signals`` (the command), SIGINT and SIGTERM save a
     checkpoint at the step the call in progress ends at and raise :class:`helpers.train.Interrupted`.
-    Progress is one line per evaluation on ``out``.
+    Progress is one line per evaluation on ``out`` (``sys.stdout`` as it is when the run starts, by default).
     """
+    out = sys.stdout if out is None else out
     folder = RunFolder(config.run_dir)
     folder.check()
     role = role_of(config)
