@@ -1,6 +1,6 @@
 """Section "checkpoint": what a ``tf.train.Checkpoint`` save costs next to NumPy writing the same bytes, and async vs sync.
 
-The model is the workbook's MLP made wide (:func:`helpers.train.make_model` with a large
+The model is the workbook's MLP made wide (:func:`helpers.models.make_model` with a large
 ``hidden_units``, about 30 MB of model and Adam state by default) so the bytes, not the bookkeeping,
 dominate. Every write goes to the same folder under the build area (``<out>/scratch/checkpoint``,
 removed at the end); files are written to the page cache as the libraries do it, with no ``fsync``.
@@ -176,7 +176,7 @@ def _chapter_05(options: Options, repeats: int, folder: Path) -> list[Comparison
     import tensorflow as tf
 
     from helpers.data import make_datasets
-    from helpers.train import make_model
+    from helpers.models import make_model
 
     steps = QUICK_CHAPTER_STEPS if options.quick else CHAPTER_STEPS
     model = make_model(CHAPTER_HIDDEN_UNITS)

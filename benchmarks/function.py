@@ -1,6 +1,6 @@
 """Section "eager vs tf.function": the step time of one training step, and what a (re)trace costs.
 
-The step is chapter 02's: the workbook's MLP (:func:`helpers.train.make_model`) on the bundled digits,
+The step is chapter 02's: the workbook's MLP (:func:`helpers.models.make_model`) on the bundled digits,
 Adam, batch 64, ``tf.GradientTape`` then ``apply_gradients``. The same Python function runs eagerly and
 inside ``tf.function`` (each side with its own model and optimizer, built from the same seed). The
 batches are taken from :func:`helpers.data.make_datasets` once and reused, so the data pipeline is not

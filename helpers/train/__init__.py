@@ -88,14 +88,15 @@ _WITH_TENSORFLOW = {
 _MODULE_OF = {name: module for module, names in _WITH_TENSORFLOW.items() for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(importlib.import_module(_MODULE_OF[name]), name)
-    raise AttributeError(f"module 'helpers.train' has no attribute {name!r}")
+if not TYPE_CHECKING:  # mypy sees the imports above instead, so a name that does not exist is an error
 
+    def __getattr__(name: str) -> Any:
+        if name in _MODULE_OF:
+            return getattr(importlib.import_module(_MODULE_OF[name]), name)
+        raise AttributeError(f"module 'helpers.train' has no attribute {name!r}")
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MODULE_OF])
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *_MODULE_OF])
 
 
 __all__ = [
