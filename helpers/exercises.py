@@ -12,27 +12,46 @@ Every notebook ends with exercises laid out the same way (``tests/test_notebooks
            assert <property of a right answer>, "what is wrong, in a learner's words"
 
 4. a markdown cell tagged ``solution``: a collapsed ``<details>`` block holding one fenced
-   ``python`` block (the code that replaces the stub), and in its metadata ``wrong_answer``: a
-   plausible wrong answer that the check must reject.
+   ``python`` block (the code that replaces the stub), and in its metadata, under ``exercise``, the
+   classic wrong answers (each with the phrase the check's feedback must contain, naming its
+   mistake) and more right answers written differently (:mod:`helpers.workbook.exercises` defines
+   the keys and validates them).
 
 :func:`check` never raises for the learner's mistakes: the stored notebook, ``make run``,
 papermill and nbval all pass while the stubs are unsolved. It prints one verdict line and records
-it; :func:`last_outcome` returns the latest one, so a test can fill in the solutions (and the wrong
-answers) and assert what each check decided. Reading this layout in a notebook file (finding the
-exercises, validating their cells, the copy with every wrong answer and solution filled in) is the
-project's machinery, not the chapters': :mod:`helpers.workbook.exercises`.
+it with its outcome; :func:`last_outcome` and :func:`last_feedback` return the latest ones, so a test
+can fill in the answers and assert what each check decided and said. Reading this layout in a
+notebook file (finding the exercises, validating their cells, the copy with every answer filled
+in) is the project's machinery, not the chapters': :mod:`helpers.workbook.exercises`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Literal
 
 Outcome = Literal["unsolved", "rejected", "solved"]
 
-#: Every verdict so far in this process, as (exercise name, outcome), oldest first.
-OUTCOMES: list[tuple[str, Outcome]] = []
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one :func:`check` decided, and the line it printed (without the newline)."""
+
+    name: str
+    outcome: Outcome
+    feedback: str
+
+
+#: Every verdict so far in this process, oldest first.
+VERDICTS: list[Verdict] = []
+
+#: A line of a traceback that an error message carries: a frame (``File "...", line 3, in f``).
+_FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+')
+#: TensorFlow's annotation of the graph node an error came from: ``[[{{node add}}]]``.
+_NODE_LINE = re.compile(r"^\s*\[\[\{\{node .*\}\}\]\]")
 
 
 class NotAnswered(Exception):
@@ -45,6 +64,37 @@ def answered(*answers: object) -> None:
         raise NotAnswered
 
 
+def error_reason(error: BaseException) -> str:
+    """The line of ``error``'s message that says what went wrong.
+
+    A plain Python error says it on its first line (``KeyError: 'missing'``; a longer message adds
+    details after it). An error that carries a traceback in its message does not: TensorFlow's errors
+    from inside a ``tf.function`` (``OperatorNotAllowedInGraphError``, ``TypeError`` and the others
+    AutoGraph re-raises) start with ``in user code:`` and then the frames (``File "...", line N``, each
+    followed by its source line), and the reason is the last line that is neither a frame, a source
+    line nor a node annotation (``[[{{node ...}}]]``). A leading ``TypeName:`` that repeats the
+    error's own class name is dropped, since the verdict names the class already.
+    """
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].strip() != "in user code:" and not any(_FRAME_LINE.match(line) for line in lines):
+        return lines[0].strip().removeprefix(f"{type(error).__name__}: ")
+    reasons: list[str] = []
+    frame_indent: int | None = None
+    for line in lines[1:]:
+        indent = len(line) - len(line.lstrip())
+        if _FRAME_LINE.match(line):
+            frame_indent = indent
+        elif frame_indent is not None and indent > frame_indent:
+            pass  # the source line a frame shows
+        elif not _NODE_LINE.match(line):
+            reasons.append(line)
+            frame_indent = None
+    reason = (reasons[-1] if reasons else lines[-1]).strip()
+    return reason.removeprefix(f"{type(error).__name__}: ")
+
+
 @contextmanager
 def check(name: str, *, hint: str) -> Iterator[None]:
     """Run a self-check block and print ``name: solved.``, ``not yet. <why>`` or ``not solved yet``.
@@ -52,10 +102,12 @@ def check(name: str, *, hint: str) -> Iterator[None]:
     - :class:`NotAnswered` or ``NotImplementedError`` (the stub is untouched): "not solved yet"
       and the hint;
     - an ``AssertionError``: "not yet." and the assertion's message;
-    - any other exception raised by the learner's code: "not yet." and the exception;
+    - any other exception raised by the learner's code: "not yet." and the exception's class with
+      the line of its message that carries the reason (:func:`error_reason`);
     - no exception: "solved.".
 
-    ``KeyboardInterrupt`` and other non-``Exception`` errors propagate.
+    The printed line is recorded with the outcome (:func:`last_feedback`). ``KeyboardInterrupt`` and
+    other non-``Exception`` errors propagate.
     """
     if not name or not hint:
         raise ValueError("an exercise check needs a name and a hint")
@@ -63,24 +115,29 @@ def check(name: str, *, hint: str) -> Iterator[None]:
     try:
         yield
     except (NotAnswered, NotImplementedError):
-        outcome = "unsolved"
-        print(f"{name}: not solved yet. Hint: {hint}")
+        outcome, feedback = "unsolved", f"{name}: not solved yet. Hint: {hint}"
     except AssertionError as error:
-        outcome = "rejected"
         reason = str(error).strip() or "a check failed"
-        print(f"{name}: not yet. {reason}")
+        outcome, feedback = "rejected", f"{name}: not yet. {reason}"
     except Exception as error:  # the learner's code raised: say what, do not stop the notebook
-        outcome = "rejected"
-        first_line = (str(error).strip().splitlines() or [""])[0]
-        print(f"{name}: not yet. Your code raised {type(error).__name__}: {first_line}")
+        outcome, feedback = "rejected", f"{name}: not yet. Your code raised {type(error).__name__}: {error_reason(error)}"
     else:
-        outcome = "solved"
-        print(f"{name}: solved.")
-    OUTCOMES.append((name, outcome))
+        outcome, feedback = "solved", f"{name}: solved."
+    print(feedback)
+    VERDICTS.append(Verdict(name, outcome, feedback))
+
+
+def _last() -> Verdict:
+    if not VERDICTS:
+        raise ValueError("no exercise check has run in this process")
+    return VERDICTS[-1]
 
 
 def last_outcome() -> Outcome:
     """The outcome of the most recent :func:`check` (``ValueError`` if none ran yet)."""
-    if not OUTCOMES:
-        raise ValueError("no exercise check has run in this process")
-    return OUTCOMES[-1][1]
+    return _last().outcome
+
+
+def last_feedback() -> str:
+    """The line the most recent :func:`check` printed, without its newline (``ValueError`` if none ran yet)."""
+    return _last().feedback

@@ -38,7 +38,70 @@ def test_a_failed_assert_is_rejected_with_its_reason(capsys: pytest.CaptureFixtu
 
 def test_an_error_in_the_learners_code_is_rejected_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
     outcome, out = _verdict(capsys, lambda: {}["missing"])
-    assert outcome == "rejected" and "Your code raised KeyError: 'missing'" in out
+    assert outcome == "rejected" and out == "Exercise 1: not yet. Your code raised KeyError: 'missing'\n"
+
+
+def _raise(error: Exception):
+    def body() -> None:
+        raise error
+
+    return body
+
+
+#: How AutoGraph words an error raised inside a tf.function: the frames first, the reason last.
+GRAPH_ERROR = """in user code:
+
+    File "/tmp/ipykernel_1/123.py", line 4, in train_and_sync  *
+        if loss > 0:
+
+    OperatorNotAllowedInGraphError: Using a symbolic `tf.Tensor` as a Python `bool` is not allowed.
+"""
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """Stands in for TensorFlow's, which has the same name and message layout."""
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (ValueError("shapes differ\nExpected (2,), got (3,)"), "shapes differ"),  # a plain error says it first
+        (ValueError("\n\n  the batch is empty  \n"), "the batch is empty"),
+        (OperatorNotAllowedInGraphError(GRAPH_ERROR), "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed."),
+        (
+            ValueError('Graph execution error:\n\nDetected at node add defined at (most recent call last):\n  File "x.py", line 3, in f\n\n'
+                       "Incompatible shapes: [2] vs. [3]\n\t [[{{node add}}]] [Op:__inference_f_8]"),
+            "Incompatible shapes: [2] vs. [3]",
+        ),
+        (RuntimeError(""), ""),
+    ],
+    ids=["plain-multiline", "blank-lines", "autograph", "graph-execution", "empty"],
+)
+def test_error_reason_is_the_line_that_says_what_went_wrong(error: Exception, reason: str) -> None:
+    assert exercises.error_reason(error) == reason
+
+
+def test_a_graph_error_is_shown_by_its_reason_not_its_first_line(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome, out = _verdict(capsys, _raise(OperatorNotAllowedInGraphError(GRAPH_ERROR)))
+    assert outcome == "rejected"
+    assert out == "Exercise 1: not yet. Your code raised OperatorNotAllowedInGraphError: Using a symbolic `tf.Tensor` as a Python `bool` is not allowed.\n"
+    assert "in user code" not in exercises.last_feedback()
+
+
+def test_last_feedback_is_the_line_the_latest_check_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    _verdict(capsys, lambda: exercises.answered(...))
+    assert exercises.last_feedback() == "Exercise 1: not solved yet. Hint: count the batches"
+    _, out = _verdict(capsys, _raise(AssertionError("the last, partial batch counts too")))
+    assert exercises.last_feedback() == out.removesuffix("\n") == "Exercise 1: not yet. the last, partial batch counts too"
+    _verdict(capsys, lambda: None)
+    assert (exercises.last_outcome(), exercises.last_feedback()) == ("solved", "Exercise 1: solved.")
+
+
+def test_the_latest_verdict_before_any_check_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(exercises, "VERDICTS", [])
+    for latest in (exercises.last_outcome, exercises.last_feedback):
+        with pytest.raises(ValueError, match="no exercise check has run"):
+            latest()
 
 
 def test_a_right_answer_is_solved(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,3 +113,16 @@ def test_interrupts_propagate_and_a_check_needs_a_hint() -> None:
         raise KeyboardInterrupt
     with pytest.raises(ValueError, match="hint"), exercises.check("Exercise 1", hint=""):
         pass
+
+
+def test_a_real_tensorflow_graph_error_is_shown_by_its_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    import tensorflow as tf
+
+    @tf.function
+    def step(x):
+        return bool(x > 0)  # a symbolic tensor as a Python bool
+
+    outcome, out = _verdict(capsys, lambda: step(tf.constant(1.0)))
+    assert outcome == "rejected"
+    assert out.startswith("Exercise 1: not yet. Your code raised OperatorNotAllowedInGraphError: Using a symbolic `tf.Tensor` as a Python `bool`")
+    assert "in user code" not in out and out.count("\n") == 1

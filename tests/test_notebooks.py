@@ -2,7 +2,9 @@
 
 Strict output validation is nbval's job: `pytest` collects `notebooks/*.ipynb` with `--nbval`
 (see pyproject.toml) and compares every stored output with a fresh run, stubs unsolved. The
-papermill run here uses another seed, the fast mode, and every exercise's wrong answer and solution.
+papermill runs here fill in every exercise's wrong and right answers, at two parameter sets (another
+seed in the fast mode, and the default seed in the full mode), so a check whose verdict depends on
+SEED or FAST fails one of them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores t
 MIN_EXERCISES = 2
 #: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
 OTHER_PARAMETERS = {"SEED": 1234, "FAST": True}
+#: The notebook's own default seed in the full mode: with OTHER_PARAMETERS, the exercises' checks run at both seeds and both modes.
+FULL_PARAMETERS = {"FAST": False}
+#: Each parameter set the answered copy runs with, and its name in the test id.
+ANSWERED_RUNS = {"other-seed-fast": OTHER_PARAMETERS, "default-seed-full": FULL_PARAMETERS}
 ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
 
 
@@ -83,22 +89,25 @@ def test_exercises_are_stored_unsolved(path: Path) -> None:
 
 
 @pytest.mark.notebook
+@pytest.mark.parametrize("run", list(ANSWERED_RUNS))
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs_with_other_parameters_and_answers(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another seed and the fast mode, with every exercise answered wrongly and then rightly.
+def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every exercise answered with each of its wrong answers, then each of its right answers.
 
-    The notebook's own asserts must pass; each check must reject the wrong answer stored in its
-    solution cell's metadata and accept the solution (see :func:`helpers.workbook.exercises.with_answers`).
+    The notebook's own asserts must pass; each check must reject every wrong answer stored in its
+    solution cell's metadata, with feedback naming that answer's mistake, and accept every right
+    answer (see :func:`helpers.workbook.exercises.with_answers`). Run at each of ``ANSWERED_RUNS``.
     """
+    parameters = ANSWERED_RUNS[run]
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     answered = tmp_path / "answered" / path.name
     answered.parent.mkdir()
     nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
-    result = runner.execute(answered, tmp_path / path.name, dict(OTHER_PARAMETERS), progress=False, cwd=path.parent)
-    assert result.ok, f"{path.stem} with {OTHER_PARAMETERS} and the exercises answered: {result.failure}"
+    result = runner.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
+    assert result.ok, f"{path.stem} with {parameters} and the exercises answered: {result.failure}"
     executed = nbformat.read(result.output, as_version=4)
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
-    assert injected and "SEED = 1234" in injected[0].source
+    assert injected and all(f"{name} = {value!r}" in injected[0].source for name, value in parameters.items())
     assert (tmp_path / "build" / path.stem).is_dir(), "the notebook writes under its own build folder"
 
 

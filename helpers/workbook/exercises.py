@@ -3,7 +3,19 @@
 The layout is described, and the self-check the notebooks call is defined, in :mod:`helpers.exercises`,
 the only part of the exercises the chapters import. :func:`find` reads and validates the layout
 (``tests/test_notebooks.py`` runs it on every notebook); :func:`with_answers` makes the copy of a
-notebook in which every exercise gets its wrong answer and then its solution, which the tests execute.
+notebook in which every exercise gets each of its wrong answers and then each of its right answers,
+which the tests execute.
+
+The answers live in the solution cell's metadata, under :data:`EXERCISE_KEY`::
+
+    "exercise": {
+        "wrong_answers": [{"code": "<source replacing the stub>", "mistake": "<phrase the feedback must contain>"}, ...],
+        "right_answers": ["<source of another right answer, written differently from the solution>", ...]
+    }
+
+At least :data:`MIN_WRONG_ANSWERS` wrong answers, each a different mistake, and at least
+:data:`MIN_RIGHT_ANSWERS` right answers besides the solution's own code, which is always the first
+right answer.
 """
 
 from __future__ import annotations
@@ -18,8 +30,24 @@ from helpers.exercises import Outcome
 STUB_TAG = "exercise"
 CHECK_TAG = "exercise-check"
 SOLUTION_TAG = "solution"
-#: Key of the solution cell's metadata holding a plausible wrong answer (Python source).
-WRONG_ANSWER_KEY = "wrong_answer"
+#: Key of the solution cell's metadata holding the exercise's answers (a dict, the schema above).
+EXERCISE_KEY = "exercise"
+#: In the :data:`EXERCISE_KEY` dict: the list of wrong answers, each a dict of :data:`CODE_KEY` and :data:`MISTAKE_KEY`.
+WRONG_ANSWERS_KEY = "wrong_answers"
+#: In the :data:`EXERCISE_KEY` dict: the list of right answers (Python source) besides the solution's code.
+RIGHT_ANSWERS_KEY = "right_answers"
+#: In a wrong answer: the Python source that replaces the stub.
+CODE_KEY = "code"
+#: In a wrong answer: a phrase naming its mistake, which the check's feedback must contain.
+MISTAKE_KEY = "mistake"
+#: The solution cell metadata key that held the single wrong answer before :data:`EXERCISE_KEY`; refused.
+RETIRED_WRONG_ANSWER_KEY = "wrong_answer"
+MIN_WRONG_ANSWERS = 3
+MIN_RIGHT_ANSWERS = 1
+#: TEMPORARY, for issue 20 only: an :data:`EXERCISE_KEY` dict with this key set to ``true`` may list a single
+#: wrong answer and no other right answer while its chapter's answers are being written. Remove the key
+#: from every notebook, then this allowance.
+DRAFT_KEY = "draft_issue_20"
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -28,15 +56,29 @@ class ExerciseLayoutError(ValueError):
 
 
 @dataclass(frozen=True)
+class WrongAnswer:
+    """A classic wrong answer to an exercise, and the phrase naming its mistake that the check must print."""
+
+    code: str
+    mistake: str
+
+
+@dataclass(frozen=True)
 class Exercise:
-    """One exercise of a notebook: the indices of its cells, its solution and its wrong answer."""
+    """One exercise of a notebook: the indices of its cells, its solution and its other answers."""
 
     number: int  #: 1-based, in reading order
     stub: int  #: index of the cell tagged ``exercise``
     check: int  #: index of the cell tagged ``exercise-check``
     solution: int  #: index of the markdown cell tagged ``solution``
     solution_code: str
-    wrong_answer: str
+    wrong_answers: tuple[WrongAnswer, ...]
+    other_right_answers: tuple[str, ...]  #: besides the solution's code
+
+    @property
+    def right_answers(self) -> tuple[str, ...]:
+        """Every right answer, the solution's code first."""
+        return (self.solution_code, *self.other_right_answers)
 
 
 def _tags(cell: Any) -> list[str]:
@@ -53,12 +95,67 @@ def solution_code(markdown: str) -> str:
     return blocks[0]
 
 
+def _code(text: str) -> str:
+    """Source compared for sameness: the lines without trailing blanks, blank lines dropped."""
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
+
+
+def _source(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ExerciseLayoutError(f"{what} must be non-empty Python source (a string), not {value!r}")
+    return value
+
+
+def answers(metadata: Any, solution: str) -> tuple[tuple[WrongAnswer, ...], tuple[str, ...]]:
+    """The wrong answers and the other right answers in a solution cell's metadata, validated.
+
+    ``ExerciseLayoutError`` says what is missing or malformed; the caller prefixes the exercise.
+    """
+    if RETIRED_WRONG_ANSWER_KEY in metadata:
+        raise ExerciseLayoutError(
+            f"metadata {RETIRED_WRONG_ANSWER_KEY!r} is retired: put the wrong answers under {EXERCISE_KEY!r} -> {WRONG_ANSWERS_KEY!r}"
+        )
+    entry = metadata.get(EXERCISE_KEY)
+    if not isinstance(entry, dict):
+        raise ExerciseLayoutError(f"the solution cell needs metadata {EXERCISE_KEY!r}: a dict of {WRONG_ANSWERS_KEY!r} and {RIGHT_ANSWERS_KEY!r}")
+    unknown = sorted(set(entry) - {WRONG_ANSWERS_KEY, RIGHT_ANSWERS_KEY, DRAFT_KEY})
+    if unknown:
+        raise ExerciseLayoutError(f"metadata {EXERCISE_KEY!r} has unknown keys {unknown}")
+    draft = entry.get(DRAFT_KEY) is True
+    min_wrong, min_right = (1, 0) if draft else (MIN_WRONG_ANSWERS, MIN_RIGHT_ANSWERS)
+    wrong_entries, right_entries = entry.get(WRONG_ANSWERS_KEY), entry.get(RIGHT_ANSWERS_KEY)
+    if not isinstance(wrong_entries, list) or len(wrong_entries) < min_wrong:
+        found = len(wrong_entries) if isinstance(wrong_entries, list) else "none"
+        raise ExerciseLayoutError(f"{WRONG_ANSWERS_KEY!r} must list at least {min_wrong} wrong answers (found {found})")
+    if not isinstance(right_entries, list) or len(right_entries) < min_right:
+        found = len(right_entries) if isinstance(right_entries, list) else "none"
+        raise ExerciseLayoutError(f"{RIGHT_ANSWERS_KEY!r} must list at least {min_right} right answer besides the solution (found {found})")
+    wrong: list[WrongAnswer] = []
+    for position, item in enumerate(wrong_entries, start=1):
+        what = f"wrong answer {position}"
+        if not isinstance(item, dict) or set(item) != {CODE_KEY, MISTAKE_KEY}:
+            raise ExerciseLayoutError(f"{what} must be a dict with exactly the keys {CODE_KEY!r} and {MISTAKE_KEY!r}")
+        mistake = item[MISTAKE_KEY]
+        if not isinstance(mistake, str) or not mistake.strip():
+            raise ExerciseLayoutError(f"{what} needs a non-empty {MISTAKE_KEY!r} phrase naming its mistake")
+        wrong.append(WrongAnswer(_source(item[CODE_KEY], f"{what}'s {CODE_KEY!r}"), mistake))
+    right = tuple(_source(item, f"right answer {position}") for position, item in enumerate(right_entries, start=2))
+    if len({answer.mistake for answer in wrong}) < len(wrong):
+        raise ExerciseLayoutError("two wrong answers name the same mistake: each wrong answer is a different mistake")
+    sources = [_code(solution), *(_code(answer) for answer in right)]
+    if len(set(sources)) < len(sources):
+        raise ExerciseLayoutError("a right answer repeats the solution or another right answer: write each one differently")
+    if set(sources) & {_code(answer.code) for answer in wrong}:
+        raise ExerciseLayoutError("a wrong answer's code is also listed as a right answer")
+    return tuple(wrong), right
+
+
 def find(notebook: Any) -> list[Exercise]:
     """The exercises of a notebook (an ``nbformat`` notebook or its JSON as a dict), in order.
 
     Each cell tagged ``exercise`` must be followed by a code cell tagged ``exercise-check`` and then
-    a markdown cell tagged ``solution`` with a ``wrong_answer`` in its metadata; a check or solution
-    cell anywhere else is an error too.
+    a markdown cell tagged ``solution`` with its answers (:func:`answers`) in its metadata; a check or
+    solution cell anywhere else is an error too.
     """
     cells = notebook["cells"]
     found: list[Exercise] = []
@@ -77,14 +174,12 @@ def find(notebook: Any) -> list[Exercise]:
             raise ExerciseLayoutError(f"{where}: the next cell must be a code cell tagged {CHECK_TAG!r}")
         if solution_cell["cell_type"] != "markdown" or SOLUTION_TAG not in _tags(solution_cell):
             raise ExerciseLayoutError(f"{where}: the cell after the check must be markdown tagged {SOLUTION_TAG!r}")
-        wrong = solution_cell.get("metadata", {}).get(WRONG_ANSWER_KEY)
-        if not isinstance(wrong, str) or not wrong.strip():
-            raise ExerciseLayoutError(f"{where}: the solution cell needs metadata {WRONG_ANSWER_KEY!r} (Python source)")
         try:
             code = solution_code(solution_cell["source"])
+            wrong, right = answers(solution_cell.get("metadata", {}), code)
         except ExerciseLayoutError as error:
             raise ExerciseLayoutError(f"{where}: {error}") from None
-        found.append(Exercise(number, index, index + 1, index + 2, code, wrong))
+        found.append(Exercise(number, index, index + 1, index + 2, code, wrong, right))
         claimed.update({index + 1, index + 2})
     for index, cell in enumerate(cells):
         if index not in claimed and {CHECK_TAG, SOLUTION_TAG} & set(_tags(cell)):
@@ -92,35 +187,49 @@ def find(notebook: Any) -> list[Exercise]:
     return found
 
 
-def _assert_outcome_cell(number: int, expected: Outcome, what: str) -> Any:
+def _assert_cell(number: int, expected: Outcome, what: str, mistake: str | None = None) -> Any:
+    """A cell asserting the latest check's outcome (and, for a wrong answer, that its feedback names the mistake)."""
     import nbformat
 
-    message = f"exercise {number}: the check did not say {expected!r} for {what}"
-    return nbformat.v4.new_code_cell(
-        "import helpers.exercises as _exercises_under_test\n"
-        f"assert _exercises_under_test.last_outcome() == {expected!r}, {message!r}"
-    )
+    lines = [
+        "import helpers.exercises as _exercises_under_test",
+        "_feedback_under_test = _exercises_under_test.last_feedback()",
+        f"assert _exercises_under_test.last_outcome() == {expected!r}, "
+        f"{f'exercise {number}: the check did not say {expected!r} for {what}; it said: '!r} + repr(_feedback_under_test)",
+    ]
+    if mistake is not None:
+        lines.append(
+            f"assert {mistake!r} in _feedback_under_test, "
+            f"{f'exercise {number}: the feedback for {what} does not name its mistake {mistake!r}; it said: '!r} + repr(_feedback_under_test)"
+        )
+    return nbformat.v4.new_code_cell("\n".join(lines))
 
 
 def with_answers(notebook: Any) -> Any:
-    """A copy of ``notebook`` that tries each exercise's wrong answer, then its solution.
+    """A copy of ``notebook`` that tries each exercise's wrong answers, then its right answers.
 
-    Per exercise, the stub is replaced by the wrong answer, the check runs and a new cell asserts
-    it said ``rejected``; then the solution code, the check again, and an assert that it said
-    ``solved``. Executing the copy tests every check against a wrong and a right answer.
+    Per exercise, each wrong answer in turn replaces the stub, the check runs, and a new cell
+    asserts that it said ``rejected`` and that its feedback contains the answer's mistake phrase;
+    then each right answer (the solution first), the check again, and an assert that it said
+    ``solved``. The asserts' messages show the feedback the check gave. Every answer runs in place
+    of the stub, so each starts from the state the stub would: a check must not depend on what a
+    previous answer left behind.
     """
     import nbformat
 
     result = copy.deepcopy(notebook)
     exercises = find(notebook)
     for exercise in reversed(exercises):  # splice from the end so earlier indices stay valid
-        check_cell = result.cells[exercise.check]
-        result.cells[exercise.stub] = nbformat.v4.new_code_cell(exercise.wrong_answer)
-        after_check = [
-            _assert_outcome_cell(exercise.number, "rejected", "the wrong answer in the solution's metadata"),
-            nbformat.v4.new_code_cell(exercise.solution_code),
-            nbformat.v4.new_code_cell(check_cell.source),
-            _assert_outcome_cell(exercise.number, "solved", "the solution"),
-        ]
-        result.cells[exercise.check + 1 : exercise.check + 1] = after_check
+        check_source = result.cells[exercise.check].source
+        tries: list[Any] = []
+        for position, wrong in enumerate(exercise.wrong_answers, start=1):
+            tries += [
+                nbformat.v4.new_code_cell(wrong.code),
+                nbformat.v4.new_code_cell(check_source),
+                _assert_cell(exercise.number, "rejected", f"wrong answer {position}", wrong.mistake),
+            ]
+        for position, right in enumerate(exercise.right_answers, start=1):
+            what = "the solution" if position == 1 else f"right answer {position}"
+            tries += [nbformat.v4.new_code_cell(right), nbformat.v4.new_code_cell(check_source), _assert_cell(exercise.number, "solved", what)]
+        result.cells[exercise.stub : exercise.check + 1] = tries
     return result
