@@ -16,7 +16,7 @@ import pytest
 
 from helpers import train as training
 from helpers.paths import checkpoint_name, repo_root
-from tests.test_train_run_folder import UNUSABLE, folder_state
+from tests.train_runs import UNUSABLE, folder_state
 
 
 @pytest.mark.parametrize(

@@ -9,19 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import train as training
-
-
-def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns) for path in sorted(folder.rglob("*"))}
-
-
-UNUSABLE = [
-    ({"notes.txt": "mine"}, "notes.txt", "is a file, not a folder", False),
-    ({"run/checkpoints": ""}, "run", "is a file where the run keeps a folder", True),
-    ({"run/config.json": "{not json"}, "run", "is not a run's config (JSONDecodeError)", True),
-    ({"run/config.json": "[1, 2]"}, "run", "is not a run's config (not a JSON object)", True),
-    ({"run/thesis.tex": "mine"}, "run", "holds files no run writes (thesis.tex)", False),
-]
+from tests.train_runs import UNUSABLE, folder_state
 
 
 @pytest.mark.parametrize(("files", "run_name", "says", "emptying_helps"), UNUSABLE)

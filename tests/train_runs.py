@@ -20,3 +20,18 @@ def fingerprint_line(stdout: str) -> str:
     lines = [line for line in stdout.splitlines() if line.startswith("fingerprint ")]
     assert len(lines) == 1, stdout
     return lines[0].split()[1]
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file below ``folder``: (size, modification time), to show a refused folder was left alone."""
+    return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns) for path in sorted(folder.rglob("*"))}
+
+
+#: Folders a run must refuse: (files to create, the run folder, what the refusal says, whether emptying the folder makes it usable).
+UNUSABLE = [
+    ({"notes.txt": "mine"}, "notes.txt", "is a file, not a folder", False),
+    ({"run/checkpoints": ""}, "run", "is a file where the run keeps a folder", True),
+    ({"run/config.json": "{not json"}, "run", "is not a run's config (JSONDecodeError)", True),
+    ({"run/config.json": "[1, 2]"}, "run", "is not a run's config (not a JSON object)", True),
+    ({"run/thesis.tex": "mine"}, "run", "holds files no run writes (thesis.tex)", False),
+]
