@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test check refresh unit lab book bench drift clean help
+.PHONY: run test check refresh unit lab book bench drift configs clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
@@ -22,6 +22,7 @@ help:
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
 	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
+	@echo "make configs run the workbook with oneDNN's CPU kernels forced off and on; report in build/configurations/report.md (ARGS='onednn-on --only 10')"
 	@echo "make clean   remove build/ (keeps .venv)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -57,6 +58,11 @@ bench: $(STAMP)
 # Not part of make test: builds a separate venv with the newest TensorFlow (the pinned .venv is untouched).
 drift: $(STAMP)
 	$(PY) -m helpers.workbook.drift $(ARGS)
+
+# Not part of make test:
+# every notebook in each kernel configuration, compared cell by cell with the stored outputs.
+configs: $(STAMP)
+	$(PY) -m helpers.workbook.configurations $(ARGS)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book

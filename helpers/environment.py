@@ -138,3 +138,22 @@ def check_versions(minimum: dict[str, tuple[int, int]] | None = None, *, show: b
         python = ".".join(str(part) for part in sys.version_info[:2])
         print("Python", python, "| " + " | ".join(f"{name} {version}" for name, version in found.items()))
     return found
+
+
+#: The environment variable that turns TensorFlow's oneDNN CPU kernels on ("1") or off ("0") in every
+#: process started after it is set; unset, TensorFlow decides from the CPU.
+ONEDNN_VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
+
+
+def onednn_enabled() -> bool:
+    """Whether this process's TensorFlow runs oneDNN's CPU kernels (fused MatMul+BiasAdd+Relu and others) or Eigen's.
+
+    It reads TensorFlow's own answer, ``tensorflow.python.util._pywrap_util_port.IsMklEnabled()``: a
+    private function (TF 2.21) that applies :data:`ONEDNN_VARIABLE` and, when it is unset, the CPU's
+    features. Some results differ between the two families (a NaN through a fused ReLU, the kernel names
+    in a profile, the last digits of a loss): the chapters that show one print this condition.
+    Imports TensorFlow.
+    """
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())

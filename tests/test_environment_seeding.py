@@ -101,3 +101,13 @@ def test_check_versions_accepts_the_nightly_distributions(monkeypatch: pytest.Mo
     monkeypatch.setattr(environment.metadata, "version", lambda distribution: (_ for _ in ()).throw(metadata.PackageNotFoundError(distribution)))
     with pytest.raises(environment.VersionError, match="tensorflow is not installed"):
         environment.check_versions(show=False)
+
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("setting, expected", [("0", False), ("1", True)])
+def test_onednn_enabled_follows_the_environment_variable(setting: str, expected: bool) -> None:
+    """TF_ENABLE_ONEDNN_OPTS forces the kernel family either way, whatever the CPU (read in a new process)."""
+    code = "import helpers; helpers.quiet_tensorflow_logs(); from helpers.environment import onednn_enabled; print(onednn_enabled())"
+    completed = _run(code, **{environment.ONEDNN_VARIABLE: setting})
+    assert completed.stdout.strip().splitlines()[-1] == str(expected)

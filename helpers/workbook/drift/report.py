@@ -11,28 +11,39 @@ from typing import Any
 from helpers.workbook.drift.compare import NotebookDrift
 
 
-def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], api_changes: dict[str, str] | None = None) -> str:
-    """The report a maintainer reads: the versions, a table per notebook, then each notebook's details."""
-    versions = ", ".join(f"{name} {version}" for name, version in environment.get("versions", {}).items())
-    lines = ["# Drift report", "", "Versions in the drift environment: " + versions]
-    lines += [f"Pinned: {', '.join(environment.get('pinned', []))}. Command: `{environment.get('command', '')}`. Date: {environment.get('date', '')}.", ""]
-    lines += ["| notebook | verdict | changed cells | new warnings | time |", "|---|---|---:|---:|---:|"]
-    for drift in drifts:
-        lines.append(f"| {drift.name} | {drift.verdict} | {len(drift.changed)} | {len(drift.new_warnings)} | {drift.seconds:.1f} s |")
-    lines += ["", "## The glossary and the seed map", ""]
-    lines += [f"- `{test}`: {result}" for test, result in checks.items()] or ["- not run"]
-    lines += ["", "API names the glossary calls current whose status changed (pinned → newest; `helpers.workbook.glossary`):", ""]
-    lines += [f"- `{name}`: {change}" for name, change in sorted((api_changes or {}).items())] or ["- none"]
+def notebook_table(drifts: Sequence[NotebookDrift]) -> list[str]:
+    """One row per notebook: its verdict, how many cells changed, new warnings, its time (Markdown lines)."""
+    lines = ["| notebook | verdict | changed cells | new warnings | time |", "|---|---|---:|---:|---:|"]
+    return lines + [f"| {drift.name} | {drift.verdict} | {len(drift.changed)} | {len(drift.new_warnings)} | {drift.seconds:.1f} s |" for drift in drifts]
+
+
+def notebook_details(drifts: Sequence[NotebookDrift], level: str = "##") -> list[str]:
+    """For each notebook that changed: where it stopped, each changed cell's diff, its new warnings (Markdown lines)."""
+    lines: list[str] = []
     for drift in drifts:
         if drift.verdict == "unchanged" and not drift.new_warnings:
             continue
-        lines += ["", f"## {drift.name}", ""]
+        lines += ["", f"{level} {drift.name}", ""]
         if drift.failure:
             lines += [f"**Stopped at** {drift.failure}", ""]
         for change in drift.changed:
             lines += [f"Cell {change.cell} `{change.source}`:", "", "```diff", *change.diff, "```", ""]
         if drift.new_warnings:
             lines += ["New warnings on stderr:", ""] + [f"- {warning}" for warning in drift.new_warnings]
+    return lines
+
+
+def markdown_report(drifts: Sequence[NotebookDrift], environment: dict[str, Any], checks: dict[str, str], api_changes: dict[str, str] | None = None) -> str:
+    """The report a maintainer reads: the versions, a table per notebook, then each notebook's details."""
+    versions = ", ".join(f"{name} {version}" for name, version in environment.get("versions", {}).items())
+    lines = ["# Drift report", "", "Versions in the drift environment: " + versions]
+    lines += [f"Pinned: {', '.join(environment.get('pinned', []))}. Command: `{environment.get('command', '')}`. Date: {environment.get('date', '')}.", ""]
+    lines += notebook_table(drifts)
+    lines += ["", "## The glossary and the seed map", ""]
+    lines += [f"- `{test}`: {result}" for test, result in checks.items()] or ["- not run"]
+    lines += ["", "API names the glossary calls current whose status changed (pinned → newest; `helpers.workbook.glossary`):", ""]
+    lines += [f"- `{name}`: {change}" for name, change in sorted((api_changes or {}).items())] or ["- none"]
+    lines += notebook_details(drifts)
     return "\n".join(lines) + "\n"
 
 
