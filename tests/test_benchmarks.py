@@ -204,3 +204,20 @@ def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_
     with pytest.raises(SystemExit) as exit_info:
         profile.main(["--steps", "0"])
     assert exit_info.value.code == 2
+
+
+@pytest.mark.process
+def test_the_tolerance_script_compares_mirrored_and_single_device_runs() -> None:
+    """In a process of its own: it makes two logical CPU devices, which must happen before TensorFlow initialises."""
+    import subprocess
+    import sys
+
+    from helpers.paths import repo_root
+
+    command = [sys.executable, "-m", "benchmarks.tolerance", "--seeds", "1", "--steps", "2"]
+    completed = subprocess.run(command, cwd=repo_root(), capture_output=True, text=True, timeout=600, check=True)
+    lines = completed.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:2]] == ["SGD", "Adam"], completed.stdout
+    assert all("over 1 seeds: largest difference" in line and "below 1e-05 at 1 of 1" in line for line in lines[:2]), completed.stdout
+    refused = subprocess.run([*command[:3], "--seeds", "0"], cwd=repo_root(), capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--seeds and --steps must be at least 1" in refused.stderr
