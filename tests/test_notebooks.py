@@ -3,18 +3,21 @@
 Strict output validation is nbval's job: `pytest` collects `notebooks/*.ipynb` with `--nbval`
 (see pyproject.toml) and compares every stored output with a fresh run, stubs unsolved. The
 papermill runs here fill in every exercise's wrong and right answers, at two parameter sets (another
-seed in the fast mode, and the default seed in the full mode), so a check whose verdict depends on
-SEED or FAST fails one of them.
+seed in the fast mode, and the default seed in the full mode with the other family of CPU kernels), so a
+check whose verdict depends on SEED or FAST fails one of them, and every chapter's asserts run with
+oneDNN's kernels and with Eigen's.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from helpers.environment import ONEDNN_VARIABLE, onednn_enabled
 from helpers.workbook import exercises, runner
 
 NOTEBOOKS = runner.notebooks()
@@ -24,8 +27,10 @@ MIN_EXERCISES = 2
 OTHER_PARAMETERS = {"SEED": 1234, "FAST": True}
 #: The notebook's own default seed in the full mode: with OTHER_PARAMETERS, the exercises' checks run at both seeds and both modes.
 FULL_PARAMETERS = {"FAST": False}
-#: Each parameter set the answered copy runs with, and its name in the test id.
-ANSWERED_RUNS = {"other-seed-fast": OTHER_PARAMETERS, "default-seed-full": FULL_PARAMETERS}
+#: Each parameter set the answered copy runs with, whether it runs with the other CPU kernels, and its name in the test id.
+#: The full-mode run sets TF_ENABLE_ONEDNN_OPTS to the opposite of this machine's default, so every chapter's asserts
+#: also run in the other kernel family (oneDNN's or Eigen's; README, *Kernel configurations*); nbval runs the default.
+ANSWERED_RUNS = {"other-seed-fast": (OTHER_PARAMETERS, False), "default-seed-full-other-kernels": (FULL_PARAMETERS, True)}
 ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
 
 
@@ -98,13 +103,16 @@ def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_pat
     solution cell's metadata, with feedback naming that answer's mistake, and accept every right
     answer (see :func:`helpers.workbook.exercises.with_answers`). Run at each of ``ANSWERED_RUNS``.
     """
-    parameters = ANSWERED_RUNS[run]
+    parameters, other_kernels = ANSWERED_RUNS[run]
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    if other_kernels:  # the kernel started for this notebook inherits the setting
+        monkeypatch.setenv(ONEDNN_VARIABLE, "0" if onednn_enabled() else "1")
     answered = tmp_path / "answered" / path.name
     answered.parent.mkdir()
     nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
     result = runner.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
-    assert result.ok, f"{path.stem} with {parameters} and the exercises answered: {result.failure}"
+    kernels = f" and {ONEDNN_VARIABLE}={os.environ[ONEDNN_VARIABLE]}" if other_kernels else ""
+    assert result.ok, f"{path.stem} with {parameters}{kernels} and the exercises answered: {result.failure}"
     executed = nbformat.read(result.output, as_version=4)
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
     assert injected and all(f"{name} = {value!r}" in injected[0].source for name, value in parameters.items())

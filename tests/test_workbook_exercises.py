@@ -115,13 +115,6 @@ def test_find_names_the_exercise_and_what_breaks_its_layout(change, message: str
         assert str(raised.value).startswith("exercise 1 (cell 2): "), "the error names the exercise"
 
 
-def test_a_draft_may_list_fewer_answers_while_issue_20_is_worked_on() -> None:
-    """The temporary allowance: one wrong answer and no other right answer, only with the draft key."""
-    entry = {**_entry(wrong=WRONG[:1], right=[]), exercises.DRAFT_KEY: True}
-    [exercise] = exercises.find(_exercise_notebook(entry=entry))
-    assert len(exercise.wrong_answers) == 1 and exercise.right_answers == ("answer = 42\n",)
-
-
 def test_the_answer_filled_copy_tries_every_answer_in_place_of_the_stub() -> None:
     copied = exercises.with_answers(_exercise_notebook())
     sources = [cell.source for cell in copied.cells]

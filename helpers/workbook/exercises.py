@@ -44,10 +44,6 @@ MISTAKE_KEY = "mistake"
 RETIRED_WRONG_ANSWER_KEY = "wrong_answer"
 MIN_WRONG_ANSWERS = 3
 MIN_RIGHT_ANSWERS = 1
-#: TEMPORARY, for issue 20 only: an :data:`EXERCISE_KEY` dict with this key set to ``true`` may list a single
-#: wrong answer and no other right answer while its chapter's answers are being written. Remove the key
-#: from every notebook, then this allowance.
-DRAFT_KEY = "draft_issue_20"
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -118,11 +114,10 @@ def answers(metadata: Any, solution: str) -> tuple[tuple[WrongAnswer, ...], tupl
     entry = metadata.get(EXERCISE_KEY)
     if not isinstance(entry, dict):
         raise ExerciseLayoutError(f"the solution cell needs metadata {EXERCISE_KEY!r}: a dict of {WRONG_ANSWERS_KEY!r} and {RIGHT_ANSWERS_KEY!r}")
-    unknown = sorted(set(entry) - {WRONG_ANSWERS_KEY, RIGHT_ANSWERS_KEY, DRAFT_KEY})
+    unknown = sorted(set(entry) - {WRONG_ANSWERS_KEY, RIGHT_ANSWERS_KEY})
     if unknown:
         raise ExerciseLayoutError(f"metadata {EXERCISE_KEY!r} has unknown keys {unknown}")
-    draft = entry.get(DRAFT_KEY) is True
-    min_wrong, min_right = (1, 0) if draft else (MIN_WRONG_ANSWERS, MIN_RIGHT_ANSWERS)
+    min_wrong, min_right = MIN_WRONG_ANSWERS, MIN_RIGHT_ANSWERS
     wrong_entries, right_entries = entry.get(WRONG_ANSWERS_KEY), entry.get(RIGHT_ANSWERS_KEY)
     if not isinstance(wrong_entries, list) or len(wrong_entries) < min_wrong:
         found = len(wrong_entries) if isinstance(wrong_entries, list) else "none"
