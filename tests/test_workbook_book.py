@@ -61,3 +61,42 @@ def test_pages_are_complete_and_offline(built: Path) -> None:
 def test_links_between_notebooks_become_links_between_pages(built: Path) -> None:
     seed_map = (built / "seed_map.html").read_text(encoding="utf-8")
     assert ".ipynb" not in "".join(LOCAL_LINK.findall(seed_map)[0]) and re.search(r'href="\d{2}_\w+\.html#', seed_map)
+
+
+def _folding_notebook() -> nbformat.NotebookNode:
+    """Rule, a folded history with a folded subsection, then the next section; a fence hides a fake heading."""
+    cells = [
+        nbformat.v4.new_markdown_cell("## The rule"),
+        nbformat.v4.new_code_cell("rule_value = 1"),
+        nbformat.v4.new_markdown_cell("### History: how it was", metadata={book.FOLDED: True}),
+        nbformat.v4.new_code_cell("history_value = 1"),
+        nbformat.v4.new_markdown_cell("```\n## not a heading\n```"),
+        nbformat.v4.new_markdown_cell("#### Deeper", metadata={book.FOLDED: True}),
+        nbformat.v4.new_code_cell("deeper_value = 1"),
+        nbformat.v4.new_markdown_cell("### Back to the rule\n\ntext"),
+        nbformat.v4.new_markdown_cell("## Empty fold", metadata={book.FOLDED: True}),
+        nbformat.v4.new_markdown_cell("## Next"),
+    ]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_a_folded_heading_folds_its_section_up_to_the_next_heading_of_its_level() -> None:
+    assert book.folded_sections(_folding_notebook()) == [(3, 6), (6, 6)]
+
+
+def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Path) -> None:
+    path = tmp_path / "99_fold.ipynb"
+    nbformat.write(_folding_notebook(), path)
+    page = book._render_notebook(path)
+    folded = re.findall(r'<details class="book-fold"><summary>Show this part: ([^<]*)</summary>', page)
+    assert folded == ["History: how it was", "Deeper"] and "<details open" not in page
+    opened, closed = page.index("Show this part: History"), page.rindex("</details>")
+    assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
+    assert page.index('<h3 id="History:-how-it-was"') < opened < page.index('<h4 id="Deeper"')  # the heading itself stays in sight
+
+
+@pytest.mark.parametrize("path", runner.notebooks(), ids=[path.stem for path in runner.notebooks()])
+def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    headings = [index for index, cell in enumerate(notebook.cells) if cell.metadata.get(book.FOLDED)]
+    assert sorted(first - 1 for first, _ in book.folded_sections(notebook)) == headings, "a folded heading with no cells under it"

@@ -6,7 +6,8 @@ and the glossary, and writes an index with every chapter in order, what it teach
 and wall time of the run that produced it. Figures are embedded in the pages; links between
 notebooks (``05_checkpoints.ipynb#anchor``) or to the seed map and glossary (``seed_map.md``) become
 links between pages (``05_checkpoints.html#anchor``);
-exercise solutions stay in their ``<details>`` element, closed until the reader opens them.
+exercise solutions stay in their ``<details>`` element, closed until the reader opens them, and so does
+the body of a section whose heading JupyterLab opens folded (:func:`folded_sections`).
 
 nbconvert is chosen over a site generator because it is already pinned for the tests, renders
 exactly what JupyterLab shows, and needs no theme or plugin download at build time.
@@ -27,6 +28,9 @@ import nbformat
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
 _PAGE_LINK = re.compile(r'href="(\d{2}_[A-Za-z0-9_]+\.ipynb|' + "|".join(re.escape(name) for name, _ in EXTRA_PAGES) + r')(#[^"]*)?"')
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
+#: The cell metadata key with which JupyterLab stores a heading folded, and opens it folded.
+FOLDED = "jp-MarkdownHeadingCollapsed"
+_HEADING = re.compile(r"^(#{1,6})\s")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,50 @@ def title_and_summary(notebook: nbformat.NotebookNode) -> tuple[str, str]:
     return title, summary
 
 
+def _heading_levels(cell: nbformat.NotebookNode) -> list[int]:
+    """The level of each Markdown heading in a cell (``## x`` is 2), outside fenced code."""
+    if cell.cell_type != "markdown":
+        return []
+    levels, fenced = [], False
+    for line in cell.source.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING.match(line)):
+            levels.append(len(match.group(1)))
+    return levels
+
+
+def folded_sections(notebook: nbformat.NotebookNode) -> list[tuple[int, int]]:
+    """``(first, last)`` cell indices of the body of each section whose heading is stored folded.
+
+    A heading cell whose metadata holds ``jp-MarkdownHeadingCollapsed: true`` opens folded in
+    JupyterLab, hiding every cell up to the next heading of the same or a higher level; the book
+    hides the same cells in a closed ``<details>`` under the heading. A folded heading with nothing
+    under it gives no section.
+    """
+    cells = notebook.cells
+    sections = []
+    for start, cell in enumerate(cells):
+        levels = _heading_levels(cell)
+        if not (levels and cell.metadata.get(FOLDED)):
+            continue
+        end = start + 1
+        while end < len(cells) and not any(level <= levels[0] for level in _heading_levels(cells[end])):
+            end += 1
+        if end > start + 1:
+            sections.append((start + 1, end - 1))
+    return sections
+
+
+def _mark_folds(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Tell the book template where each folded body opens and closes (nested folds close in order)."""
+    for first, last in folded_sections(notebook):
+        heading = notebook.cells[first - 1].source.strip().splitlines()[0].lstrip("#").strip()
+        notebook.cells[first].metadata.setdefault("book_fold_opens", []).append(heading)
+        notebook.cells[last].metadata["book_fold_closes"] = notebook.cells[last].metadata.get("book_fold_closes", 0) + 1
+    return notebook
+
+
 def _local_links(page: str) -> str:
     """Links to a notebook or to an extra page's Markdown file become links to its page in the book."""
     return _PAGE_LINK.sub(lambda match: f'href="{Path(match.group(1)).stem}.html{match.group(2) or ""}"', page)
@@ -61,7 +109,7 @@ def _render_notebook(path: Path) -> str:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="book_template", extra_template_basedirs=[str(_TEMPLATE_DIR.parent)])
-    body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
+    body, _ = exporter.from_notebook_node(_mark_folds(nbformat.read(path, as_version=4)))
     return _local_links(body)
 
 
