@@ -50,7 +50,7 @@ test: check $(CHROMEDRIVER)
 	$(PY) -m pytest -n 2 --dist loadfile $(ARGS)
 
 unit: check
-	$(PY) -m pytest tests -m "not notebook and not process" $(ARGS)
+	$(PY) -m pytest tests -n 2 --dist loadfile -m "not notebook and not process" $(ARGS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(ARGS)
