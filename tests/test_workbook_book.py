@@ -88,9 +88,9 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Pa
     path = tmp_path / "99_fold.ipynb"
     nbformat.write(_folding_notebook(), path)
     page = book._render_notebook(path)
-    folded = re.findall(r'<details class="book-fold"><summary>Show this part: ([^<]*)</summary>', page)
-    assert folded == ["History: how it was", "Deeper"] and "<details open" not in page
-    opened, closed = page.index("Show this part: History"), page.rindex("</details>")
+    folded = re.findall(r'<details class="book-fold"><summary>([^<]*)</summary>', page)
+    assert folded == ["Show this part (4 cells)", "Show this part (1 cell)"] and "<details open" not in page
+    opened, closed = page.index("Show this part (4 cells)"), page.rindex("</details>")
     assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
     assert page.index('<h3 id="History:-how-it-was"') < opened < page.index('<h4 id="Deeper"')  # the heading itself stays in sight
 

@@ -94,8 +94,8 @@ def folded_sections(notebook: nbformat.NotebookNode) -> list[tuple[int, int]]:
 def _mark_folds(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Tell the book template where each folded body opens and closes (nested folds close in order)."""
     for first, last in folded_sections(notebook):
-        heading = notebook.cells[first - 1].source.strip().splitlines()[0].lstrip("#").strip()
-        notebook.cells[first].metadata.setdefault("book_fold_opens", []).append(heading)
+        count = last - first + 1
+        notebook.cells[first].metadata.setdefault("book_fold_opens", []).append(f"Show this part ({count} cell{'s' if count > 1 else ''})")
         notebook.cells[last].metadata["book_fold_closes"] = notebook.cells[last].metadata.get("book_fold_closes", 0) + 1
     return notebook
 
