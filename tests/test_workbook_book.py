@@ -155,6 +155,6 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
     out, err = capsys.readouterr()
     [line] = err.splitlines()
     assert "usage:" not in err and out == ""
-    assert f"{damaged}: NotJSONError: Notebook does not appear to be JSON" in line and "previous one is kept" in line, line
+    assert "notebooks/01_second.ipynb: NotJSONError: Notebook does not appear to be JSON" in line and "previous one is kept" in line, line
     assert _files(tmp_path / "build" / "book") == previous
     assert sorted(path.name for path in (tmp_path / "build").iterdir()) == ["book"]  # the partial build is gone
