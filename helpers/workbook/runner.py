@@ -4,9 +4,9 @@
 shows progress, prints a table of notebook, status and wall time (also written to
 ``build/executed/report.md``), builds the HTML book of that run in ``build/book/``
 (:mod:`helpers.workbook.book`) and exits 1 naming the notebook and cell of every failure (3 when the book
-cannot be built; the previous one stays). ``book`` builds the book from the stored outputs instead; ``list`` names the notebooks in order. :func:`execute` is the
-one way the project runs a notebook: ``make run``, ``make refresh``, ``make drift``, the tests and the
-benchmarks all call it.
+cannot be built; the previous one stays). ``book`` builds the book from the stored outputs instead;
+``list`` names the notebooks in order. :func:`execute` is the one way the project runs a notebook:
+``make run``, ``make refresh``, ``make drift``, the tests and the benchmarks all call it.
 """
 
 from __future__ import annotations
