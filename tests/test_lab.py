@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -14,8 +15,7 @@ import pytest
 from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.ports import free_port
 from helpers.workbook import lab, runner
-
-pytestmark = pytest.mark.process
+from helpers.workbook.__main__ import main
 
 
 def get(url: str) -> tuple[int, str]:
@@ -64,6 +64,23 @@ def test_lab_arguments_bind_localhost_with_a_token_and_allow_root_only_as_root()
     assert lab.lab_arguments(8888, "abc", as_root=True)[-1] == "--allow-root"
 
 
+def test_make_lab_on_a_taken_port_refuses_in_one_line_naming_the_port_before_starting_anything(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lab.subprocess, "Popen", lambda *args, **kwargs: pytest.fail("JupyterLab was started"))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other_server:
+        other_server.bind(("127.0.0.1", 0))
+        other_server.listen()
+        port = other_server.getsockname()[1]
+        status = main(["lab", "--port", str(port)])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "", out  # no address printed: it would point at the other server
+    [line] = err.splitlines()
+    assert f"port {port} on 127.0.0.1 is not available (another server is using it)" in line and 'make lab ARGS="--port ' in line, line
+    assert "http" not in line and "token" not in line
+
+
+@pytest.mark.process
 def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kernel() -> None:
     port, token = free_port(), secrets.token_urlsafe(16)
     with lab.lab_server(port, token) as base:
@@ -91,6 +108,7 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
         urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
 
 
+@pytest.mark.process
 def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_and_is_stopped(tmp_path) -> None:
     """Chapter 06's guarded ``%tensorboard`` cell, run in a real kernel as JupyterLab starts it (JPY_SESSION_NAME set)."""
     import os

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -100,3 +101,60 @@ def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
     headings = [index for index, cell in enumerate(notebook.cells) if cell.metadata.get(book.FOLDED)]
     assert sorted(first - 1 for first, _ in book.folded_sections(notebook)) == headings, "a folded heading with no cells under it"
+
+
+def _tiny_chapters(notebooks: Path) -> list[Path]:
+    """Two small chapters, ``00_first`` and ``01_second``, each a title, a summary and a code cell with its output."""
+    notebooks.mkdir(parents=True, exist_ok=True)
+    for name in ("00_first", "01_second"):
+        code = nbformat.v4.new_code_cell("print(6 * 7)", execution_count=1)
+        code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
+        cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nWhat {name} teaches."), code]
+        nbformat.write(nbformat.v4.new_notebook(cells=cells), notebooks / f"{name}.ipynb")
+    return runner.notebooks(notebooks)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
+    out = tmp_path / "build" / "book"
+    out.mkdir(parents=True)
+    (out / "99_removed_chapter.html").write_text("a page of the previous book")
+    killed_build = out.parent / ".book.partial-999999999-abc"  # a build killed midway (no such process id)
+    running_build = out.parent / f".book.partial-{os.getpid()}-abc"  # another build still at work
+    for folder in (killed_build, running_build):
+        folder.mkdir()
+        (folder / "index.html").write_text("half a book")
+    paths = _tiny_chapters(tmp_path / "notebooks")
+    index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
+    assert index == out / "index.html" and sorted(_files(out)) == ["00_first.html", "01_second.html", "index.html"]
+    assert "01_second" in index.read_text(encoding="utf-8") and "42" in (out / "01_second.html").read_text(encoding="utf-8")
+    assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", running_build.name])  # its own temporary folder is gone
+    assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir
+
+
+def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A notebook truncated to invalid JSON: ``book`` exits 3 with one line naming it; ``build/book`` is the previous book."""
+    from helpers.workbook.__main__ import BOOK_EXIT_CODE, main
+
+    notebooks = tmp_path / "notebooks"
+    paths = _tiny_chapters(notebooks)
+    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    assert main(["book"]) == 0
+    previous = _files(tmp_path / "build" / "book")
+    capsys.readouterr()
+
+    damaged = paths[1]
+    damaged.write_text(damaged.read_text(encoding="utf-8")[:200], encoding="utf-8")  # what an editor killed mid-save leaves
+    assert main(["book"]) == BOOK_EXIT_CODE == 3
+    out, err = capsys.readouterr()
+    [line] = err.splitlines()
+    assert "usage:" not in err and out == ""
+    assert "notebooks/01_second.ipynb: NotJSONError: Notebook does not appear to be JSON" in line and "previous one is kept" in line, line
+    assert _files(tmp_path / "build" / "book") == previous
+    assert sorted(path.name for path in (tmp_path / "build").iterdir()) == ["book"]  # the partial build is gone

@@ -62,6 +62,9 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
     outputs = [o.get("text", "") for cell in executed["cells"] for o in cell.get("outputs", [])]
     assert "42\n" in outputs  # the parameter reached the notebook
     assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
+    book = folder.parent / "build" / "book"  # make run ends with the book of its run, built beside it and moved in
+    assert sorted(path.name for path in book.iterdir()) == ["00_good.html", "01_bad.html", "index.html"]
+    assert sorted(path.name for path in book.parent.iterdir()) == ["book", "executed"]
 
 
 #: What ipykernel logs when a SIGINT reaches it inside a message handler. jupyter_client interrupts the kernel
@@ -78,10 +81,10 @@ def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[
     assert [line for line in err.splitlines() if line.strip() and line != SHUTDOWN_INTERRUPT_LINE] == [], err
 
 
-def test_run_rejects_unknown_notebook(folder: Path) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["run", "--only", "99"])
-    assert exit_info.value.code == 2
+def test_run_rejects_unknown_notebook_in_one_line(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--only", "99"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == "python -m helpers.workbook: error: no notebook matches '99'; the notebooks are: 00_good, 01_bad"
 
 
 def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path) -> None:

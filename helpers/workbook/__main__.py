@@ -8,14 +8,31 @@
 
 ``run``, ``book`` and ``list``: :mod:`helpers.workbook.runner`; ``refresh``:
 :mod:`helpers.workbook.refresh`; ``lab``: :mod:`helpers.workbook.lab`.
+
+Exit statuses: 0 done; 1 a notebook failed (``run``, ``refresh``); 2 a bad option, a notebook selector that
+matches nothing, or a port ``lab`` cannot listen on; 3 the book could not be built (the previous book is
+kept). :data:`FAILURES` maps each error to its status and one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from helpers.workbook import lab, refresh, runner
+from helpers.workbook.book import BookError
+
+#: Exit status for a bad option, a selector that matches nothing, or a port that is taken (argparse's own status).
+USAGE_EXIT_CODE = 2
+#: Exit status when the book could not be built; the previous book is left as it was.
+BOOK_EXIT_CODE = 3
+#: Each error the command turns into one line on stderr, with its exit status; first match wins.
+FAILURES: tuple[tuple[type[Exception], int, str], ...] = (
+    (BookError, BOOK_EXIT_CODE, "the book could not be built, the previous one is kept: {error}"),
+    (lab.PortTaken, USAGE_EXIT_CODE, "{error}"),
+    (ValueError, USAGE_EXIT_CODE, "{error}"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     book_parser.set_defaults(handler=runner.book_command)
 
     lab_parser = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
-    lab_parser.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default: 8888)")
+    lab_parser.add_argument("--port", type=lab.port_number, default=8888, help="port on 127.0.0.1 (default: 8888)")
     lab_parser.set_defaults(handler=lab.lab_command)
 
     list_parser = sub.add_parser("list", help="list the notebooks in order")
@@ -47,9 +64,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
-    except ValueError as error:
-        parser.error(str(error))  # exits with status 2
+        return int(args.handler(args))
+    except tuple(kind for kind, _, _ in FAILURES) as error:
+        return _failed(parser, error)
+
+
+def _failed(parser: argparse.ArgumentParser, error: Exception) -> int:
+    """Print ``error``'s line from :data:`FAILURES` as ``prog: error: ...`` on stderr; return its status."""
+    status, line = next((status, line) for kind, status, line in FAILURES if isinstance(error, kind))
+    print(f"{parser.prog}: error: {line.format(error=error)}", file=sys.stderr, flush=True)
+    return status
 
 
 if __name__ == "__main__":

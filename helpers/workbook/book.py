@@ -15,14 +15,20 @@ exactly what JupyterLab shows, and needs no theme or plugin download at build ti
 
 from __future__ import annotations
 
+import contextlib
 import html
+import os
 import re
+import shutil
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+from helpers.paths import display_path
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present.
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
@@ -138,17 +144,28 @@ def _status(chapter: Chapter) -> str:
     return f'<span class="failed">FAILED after {chapter.seconds:.1f} s</span>'
 
 
-def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
-    """Write the book into ``out_dir`` (emptied first); return the index page's path."""
-    import shutil
+class BookError(Exception):
+    """A source of the book could not be read or rendered; the message names the file. The previous book is kept."""
 
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
+
+@contextlib.contextmanager
+def _naming(source: Path) -> Iterator[None]:
+    """Turn any error while reading or rendering ``source`` into :class:`BookError` naming it, with the error's first line."""
+    try:
+        yield
+    except Exception as error:  # unreadable, not JSON, not a notebook nbconvert can render: each says which file
+        reason = (str(error).strip().splitlines() or [""])[0]
+        raise BookError(f"{display_path(source, keep_outside=True)}: {type(error).__name__}: {reason}") from error
+
+
+def _write_pages(chapters: Sequence[Chapter], out_dir: Path, notebooks_dir: Path) -> Path:
+    """Write every page and the index into ``out_dir`` (an empty folder); return the index page's path."""
     rows = []
     for chapter in chapters:
-        title, summary = title_and_summary(nbformat.read(chapter.notebook, as_version=4))
-        (out_dir / chapter.page).write_text(_render_notebook(chapter.notebook), encoding="utf-8")
+        with _naming(chapter.notebook):
+            page = _render_notebook(chapter.notebook)
+            title, summary = title_and_summary(nbformat.read(chapter.notebook, as_version=4))
+        (out_dir / chapter.page).write_text(page, encoding="utf-8")
         rows.append(
             f'<tr><td><a href="{chapter.page}">{html.escape(title)}</a></td>'
             f"<td>{html.escape(summary)}</td><td>{_status(chapter)}</td></tr>"
@@ -158,7 +175,9 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
         source = notebooks_dir / name
         if source.is_file():
             page = Path(name).with_suffix(".html").name
-            (out_dir / page).write_text(_render_markdown_page(source, title), encoding="utf-8")
+            with _naming(source):
+                text = _render_markdown_page(source, title)
+            (out_dir / page).write_text(text, encoding="utf-8")
             extras.append(f'<li><a href="{page}">{html.escape(title)}</a></li>')
     body = (
         "<h1>TensorFlow 2 training utilities: a tested workbook</h1>"
@@ -171,3 +190,56 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
     index = out_dir / "index.html"
     index.write_text(_page("TensorFlow 2 training utilities", body).replace('<nav><a href="index.html">&larr; all chapters</a></nav>\n', ""), encoding="utf-8")
     return index
+
+
+def _temporary_folder(target: Path, kind: str) -> Path:
+    """A new empty folder beside ``target``, ``.book.<kind>-<pid>-<random>``: in the same file system, and named after its process."""
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{kind}-{os.getpid()}-", dir=target.parent))
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Delete the temporary folders beside ``target`` of builds whose process is gone (killed mid-build); a running build's stay."""
+    for folder in target.parent.glob(f".{target.name}.*-*-*"):
+        pid = folder.name.removeprefix(f".{target.name}.").split("-")[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process, alive
+        pass
+    return True
+
+
+def _replace_folder(target: Path, replacement: Path) -> None:
+    """Put ``replacement`` where ``target`` is (two renames in one file system), then delete the old ``target``."""
+    if not target.exists():
+        replacement.rename(target)
+        return
+    retired = _temporary_folder(target, "old")
+    target.rename(retired / target.name)
+    replacement.rename(target)
+    shutil.rmtree(retired)
+
+
+def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
+    """Write the book into ``out_dir``, replacing the book there only once every page is written; return the index's path.
+
+    The pages are built in a temporary folder beside ``out_dir`` (``.book.partial-*``), so a source that
+    fails raises :class:`BookError` naming it and leaves the previous book exactly as it was. Such folders
+    left by a build that was killed are deleted when the next build starts.
+    """
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(out_dir)
+    partial = _temporary_folder(out_dir, "partial")
+    partial.chmod(0o755)  # mkdtemp's folder is private (0o700); the book is meant to be served and shared
+    try:
+        _write_pages(chapters, partial, notebooks_dir)
+        _replace_folder(out_dir, partial)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)  # gone already once it replaced the book
+    return out_dir / "index.html"

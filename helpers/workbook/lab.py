@@ -2,19 +2,52 @@
 
 :func:`lab_arguments` is the command line, :func:`lab_environment` its environment (this folder's
 ``lab_config/`` on Jupyter's config path), :func:`lab_server` the same server started for the tests.
+:func:`lab_command` refuses a port it cannot listen on before starting anything (:class:`PortTaken`), and
+prints the address to open only once the server answers there.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
+import signal
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from helpers.paths import repo_root
+from helpers.ports import LOOPBACK, free_port
+
+
+class PortTaken(Exception):
+    """``make lab``'s port cannot be listened on (in use, or reserved); the message names it and the option that picks another."""
+
+
+def port_number(text: str) -> int:
+    """``--port``'s value: a TCP port number, 1 to 65535."""
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (1 to 65535)")
+    return port
+
+
+def check_port(port: int) -> None:
+    """Raise :class:`PortTaken` unless JupyterLab could listen on ``127.0.0.1:port`` now.
+
+    Binds it as JupyterLab does (``SO_REUSEADDR``, so a port in TIME_WAIT counts as free), then lets it go.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((LOOPBACK, port))
+        except OSError as error:
+            reason = "another server is using it" if error.errno == errno.EADDRINUSE else error.strerror
+            raise PortTaken(f'port {port} on {LOOPBACK} is not available ({reason}); pick another: make lab ARGS="--port {free_port()}"') from error
 
 
 def lab_arguments(port: int, token: str, *, as_root: bool | None = None) -> list[str]:
@@ -57,34 +90,45 @@ def lab_environment() -> dict[str, str]:
     return {**os.environ, "JUPYTER_CONFIG_PATH": config_path, "PATH": path}
 
 
+def _answers(base: str, token: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5):
+            return True
+    except (urllib.error.URLError, ConnectionError):
+        return False
+
+
+def wait_until_answering(server: subprocess.Popen[str], base: str, token: str, *, timeout: float) -> None:
+    """Return once the server answers at ``base``; ``RuntimeError`` if it ended first, ``TimeoutError`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not _answers(base, token):
+        if server.poll() is not None:
+            raise RuntimeError(f"jupyter lab ended with status {server.returncode}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s")
+        time.sleep(0.25)
+
+
 @contextlib.contextmanager
 def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]:
     """Start :func:`lab_arguments`'s JupyterLab, wait until it answers, yield its base URL; stop it by its process id.
 
     Used by the tests; ``make lab`` runs the same command in the foreground.
     """
-    import subprocess
-    import urllib.error
-    import urllib.request
-
     server = subprocess.Popen(
         lab_arguments(port, token), cwd=repo_root(), env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     output = server.stdout
     assert output is not None  # stdout=PIPE
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://{LOOPBACK}:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None:
-                    raise RuntimeError(f"jupyter lab ended with status {server.returncode}: {output.read()[-2000:]}") from None
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s") from None
-                time.sleep(0.25)
+        try:
+            wait_until_answering(server, base, token, timeout=timeout)
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}: {output.read()[-2000:]}") from None
         yield base
     finally:
         server.terminate()  # the server shuts its kernels down
@@ -96,14 +140,41 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]
         output.close()
 
 
-def lab_command(args: argparse.Namespace) -> int:
-    import secrets
-    import subprocess
+#: How long ``make lab`` waits for JupyterLab to answer before giving up on it.
+STARTUP_SECONDS = 120.0
 
-    token = secrets.token_urlsafe(24)
-    print(f"JupyterLab on http://127.0.0.1:{args.port}/lab/tree/notebooks/00_start_here.ipynb?token={token}", flush=True)
-    print("(Ctrl-C twice stops it)", flush=True)
+
+@contextlib.contextmanager
+def _ctrl_c_left_to(server: subprocess.Popen[str]) -> Iterator[None]:
+    """Ignore Ctrl-C in this process while ``server``, which gets it too, handles it: the first asks, a second one stops it.
+
+    Set after the server started, since an ignored signal would be ignored by the server too.
+    """
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        return subprocess.run(lab_arguments(args.port, token), cwd=repo_root(), env=lab_environment()).returncode
-    except KeyboardInterrupt:
-        return 0
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if server.poll() is None:  # only when we gave up on it (a timeout): never leave it running
+            server.terminate()
+            server.wait()
+
+
+def lab_command(args: argparse.Namespace) -> int:
+    """``make lab``: refuse a port that is taken, start JupyterLab, print notebook 00's address once it answers there."""
+    import secrets
+
+    check_port(args.port)
+    token = secrets.token_urlsafe(24)
+    server = subprocess.Popen(lab_arguments(args.port, token), cwd=repo_root(), env=lab_environment(), text=True)
+    with _ctrl_c_left_to(server):
+        try:
+            wait_until_answering(server, f"http://{LOOPBACK}:{args.port}", token, timeout=STARTUP_SECONDS)
+        except RuntimeError:  # it ended before answering (stopped, or the port was taken meanwhile); its own log says why
+            return server.returncode or 1
+        except TimeoutError as error:  # the server is stopped on the way out
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            return 1
+        print(f"JupyterLab on http://{LOOPBACK}:{args.port}/lab/tree/notebooks/00_start_here.ipynb?token={token}", flush=True)
+        print("(Ctrl-C twice stops it)", flush=True)
+        return server.wait()

@@ -3,10 +3,10 @@
 ``run`` executes the notebooks in order into ``build/executed/`` (the sources are not touched),
 shows progress, prints a table of notebook, status and wall time (also written to
 ``build/executed/report.md``), builds the HTML book of that run in ``build/book/``
-(:mod:`helpers.workbook.book`) and exits 1 naming the notebook and cell of every failure. ``book`` builds the
-book from the stored outputs instead; ``list`` names the notebooks in order. :func:`execute` is the
-one way the project runs a notebook: ``make run``, ``make refresh``, ``make drift``, the tests and the
-benchmarks all call it.
+(:mod:`helpers.workbook.book`) and exits 1 naming the notebook and cell of every failure (3 when the book
+cannot be built; the previous one stays). ``book`` builds the book from the stored outputs instead;
+``list`` names the notebooks in order. :func:`execute` is the one way the project runs a notebook:
+``make run``, ``make refresh``, ``make drift``, the tests and the benchmarks all call it.
 """
 
 from __future__ import annotations
@@ -156,17 +156,22 @@ def run_command(args: argparse.Namespace) -> int:
     from helpers.workbook import book
 
     chapters = [book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()]
-    started = time.perf_counter()
-    index = book.build(chapters, build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
-    print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; open it in a browser, it works offline)")
     failures = [result for result in results if not result.ok]
-    for result in failures:
-        print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
+    started = time.perf_counter()
+    try:
+        index = book.build(chapters, build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
+        print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; open it in a browser, it works offline)")
+    finally:  # a book that fails (BookError, reported by the command line) still lists the notebooks that failed first
+        for result in failures:
+            print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
     return 1 if failures else 0
 
 
 def book_command(_: argparse.Namespace) -> int:
-    """Build the book from the notebooks' stored outputs, without executing anything."""
+    """Build the book from the notebooks' stored outputs, without executing anything.
+
+    A notebook that cannot be rendered raises :class:`helpers.workbook.book.BookError` naming it; the previous book stays.
+    """
     from helpers.workbook import book
 
     index = book.build([book.Chapter(path) for path in notebooks()], build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
