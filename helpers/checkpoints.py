@@ -14,8 +14,9 @@ Crash safety: a save writes the files ``ckpt-<step>.*`` first (TensorFlow writes
 temporary name and renames them when complete) and only then points the ``checkpoint`` state file
 at them, with an atomic replace. A process killed during a save therefore leaves the previous
 checkpoint as the latest; the leftovers of the torn save are removed by the next save. On restore,
-a state file that is unreadable, or a latest checkpoint whose files are damaged, falls back to the
-newest checkpoint that reads completely, and the returned message says so.
+a state file that is unreadable (garbage, empty, or naming no latest checkpoint), or a latest
+checkpoint whose files are damaged, falls back to the newest checkpoint that reads completely, and
+the returned message says so.
 
 This module imports TensorFlow: import it after ``helpers.quiet_tensorflow_logs()``.
 """
@@ -28,6 +29,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -92,6 +94,20 @@ def _readable(prefix: Path) -> bool:
     except (tf.errors.OpError, IndexError, ValueError, OSError):
         return False
     return True
+
+
+def read_checkpoint_state(directory: str | Path) -> Any:
+    """The ``checkpoint`` state file of ``directory`` as TensorFlow reads it (a ``CheckpointState``), or None when it is missing or unreadable.
+
+    TensorFlow returns None for a file it cannot parse but raises ``ValueError`` ("Invalid
+    checkpoint state") for one that names no latest checkpoint: an empty file (a crash while it was
+    written), one listing only ``all_model_checkpoint_paths``, or ``model_checkpoint_path: ""``.
+    All of them are damage the restore falls back from.
+    """
+    try:
+        return tf.train.get_checkpoint_state(str(directory))
+    except ValueError:
+        return None
 
 
 def _mismatch_summary(error: BaseException) -> str:
@@ -163,7 +179,8 @@ class TrainingCheckpoint:
         return written
 
     def _published(self) -> list[Path]:
-        state = tf.train.get_checkpoint_state(str(self.directory))
+        """The checkpoints the state file lists, oldest first; none when it is missing or unreadable."""
+        state = read_checkpoint_state(self.directory)
         if state is None:
             return []
         return [self.directory / Path(path).name for path in state.all_model_checkpoint_paths]

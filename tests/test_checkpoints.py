@@ -188,6 +188,24 @@ def test_corrupted_state_file_falls_back_to_the_newest_good_checkpoint(tmp_path:
     assert info.step == 4 and "unreadable" in info.message
 
 
+@pytest.mark.parametrize(
+    "state_text",
+    ["", 'all_model_checkpoint_paths: "ckpt-2"\nall_model_checkpoint_paths: "ckpt-4"\n', 'model_checkpoint_path: ""\nall_model_checkpoint_paths: "ckpt-4"\n'],
+    ids=["empty", "only-all-paths", "empty-latest"],
+)
+def test_a_state_file_naming_no_latest_checkpoint_falls_back_to_the_newest_good_one(tmp_path: Path, state_text: str) -> None:
+    """Issue 21, item 3: TensorFlow raises "Invalid checkpoint state" for these (an empty file is what a crash while writing it leaves)."""
+    _two_saves(tmp_path)
+    (tmp_path / "checkpoint").write_text(state_text)
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(tmp_path, model=model, optimizer=optimizer)
+    info = manager.restore()
+    assert info.step == 4 and info.message.endswith("(the state file 'checkpoint' is unreadable; skipped damaged: none)"), info.message
+    train(model, optimizer, batches(1))
+    manager.save()  # the next save writes a good state file again
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt-5")
+
+
 def test_damaged_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
     _two_saves(tmp_path)
     data_file = next(tmp_path.glob("ckpt-4.data-*"))

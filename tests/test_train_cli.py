@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,21 @@ def test_an_unusable_run_folder_is_one_line_with_its_remedy(
     remedy = "move it away, or use --fresh" if emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
     assert error.startswith("error: ") and says in error and error.rstrip().endswith(remedy) and error.count("\n") == 1, error
     assert folder_state(tmp_path) == before
+
+
+@pytest.mark.parametrize("run_dir", ["/proc/x", "/dev/null/x", "/sys/x"])
+def test_a_folder_that_cannot_be_created_is_refused_before_tensorflow_loads(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, run_dir: str
+) -> None:
+    """Issue 21, item 5: these used to exit 1 after TensorFlow loaded and "starting at step 0" was printed."""
+    monkeypatch.setitem(sys.modules, "helpers.train.run", types.ModuleType("helpers.train.run"))  # no train(): reaching it fails
+    assert training.main(["--run-dir", run_dir, "--steps", "20"]) == training.USAGE_EXIT_CODE
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured
+    assert re.fullmatch(
+        rf"error: {re.escape(run_dir)} cannot be created or written \(.+\): give --run-dir a new folder or one an earlier run wrote\n", captured.err
+    ), captured.err
+    assert not Path(run_dir).exists()
 
 
 @pytest.mark.process
@@ -135,14 +151,35 @@ def test_a_run_of_non_finite_updates_stops_with_its_own_exit_status(tmp_path: Pa
     assert not training.RunFolder(run_dir).result_file.exists()
 
 
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_missing_or_damaged_data_is_one_line_and_its_own_exit_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """Issue 21, item 6: this used to be a traceback ending in the DataError, exit 1. The real data file is not touched."""
+    from helpers import data
+
+    stand_in = tmp_path / "digits.npz"
+    if damage == "truncated":
+        stand_in.write_bytes(data.DIGITS_PATH.read_bytes()[:1000])
+    monkeypatch.setattr(data, "DIGITS_PATH", stand_in)
+    run_dir = tmp_path / "run"
+    assert training.main(["--run-dir", str(run_dir), "--steps", "20"]) == training.DATA_EXIT_CODE == 6
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured
+    assert captured.err.startswith("error: DataError: ") and "regenerate it with `python data/make_digits.py`" in captured.err, captured.err
+    assert not run_dir.exists()
+
+
 def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
     from helpers.checkpoints import CheckpointMismatchError
+    from helpers.data import DataError
     from helpers.train.cli import failure_table
 
     cases = {
         training.Interrupted(signal.SIGTERM, 7, None): 143,
         CheckpointMismatchError("x"): training.MISMATCH_EXIT_CODE,
         FloatingPointError("x"): training.NON_FINITE_EXIT_CODE,
+        DataError("x"): training.DATA_EXIT_CODE,
         training.RunFolderError("x", emptying_helps=True): training.USAGE_EXIT_CODE,
         training.ClusterConfigError("x"): training.USAGE_EXIT_CODE,
         training.StrategyError("x"): training.USAGE_EXIT_CODE,

@@ -10,9 +10,11 @@ worker processes, a ``SIGTERM`` to one of them, the restart, and the mirrored ru
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -59,3 +61,33 @@ def test_finish_kills_a_process_that_overruns() -> None:
     with pytest.raises(TimeoutError, match="ran over 0 s and was killed"):
         training.finish(sleeper, timeout=0.2)
     assert sleeper.returncode is not None
+
+
+def _read_until(stream: IO[str] | None, start: str) -> str:
+    """Lines of ``stream`` up to the first that starts with ``start`` (all of them, if none does)."""
+    assert stream is not None
+    lines = []
+    for line in iter(stream.readline, ""):
+        lines.append(line)
+        if line.startswith(start):
+            break
+    return "".join(lines)
+
+
+@pytest.mark.process
+def test_a_second_sigterm_once_the_first_has_saved_is_ignored(tmp_path: Path) -> None:
+    """Issue 21, item 10: a second SIGTERM after the first one's save and line used to kill the exiting process (status -15)."""
+    folder = training.RunFolder(tmp_path / "run")
+    process = training.start(["--run-dir", str(folder.path), *RUN_OPTIONS, "--pause-per-step", "0.05"])
+    try:
+        assert _read_until(process.stdout, "step 20/60").startswith("no checkpoint in ")
+        os.kill(process.pid, signal.SIGTERM)
+        first = _read_until(process.stderr, "error: stopped by SIGTERM")
+        os.kill(process.pid, signal.SIGTERM)  # while it exits
+        stopped = training.finish(process)
+    finally:
+        training.stop([process])
+    errors = [line for line in (first + stopped.stderr).splitlines() if line.startswith("error:")]
+    assert stopped.returncode == 143 and len(errors) == 1 and "Traceback" not in first + stopped.stderr, first + stopped.stderr
+    step = folder.latest_step()
+    assert errors[0].startswith(f"error: stopped by SIGTERM at step {step}; saved ") and 20 <= step < 60

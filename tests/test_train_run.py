@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,22 @@ def test_an_unusable_folder_is_refused_before_anything_is_written(tmp_path: Path
     with pytest.raises(training.RunFolderError, match=r"holds files no run writes \(thesis\.tex\)"):
         training.train(training.TrainConfig(run_dir=tmp_path / "run", steps=20), out=io.StringIO())
     assert [entry.name for entry in (tmp_path / "run").iterdir()] == ["thesis.tex"]
+
+
+def test_an_empty_state_file_resumes_from_the_newest_good_checkpoint_exactly(tiny: TinyRun, tmp_path: Path) -> None:
+    """Issue 21, item 3: an empty ``checkpoint`` file (what a crash while writing it leaves) used to be TensorFlow's traceback."""
+    config = dataclasses.replace(tiny.config, run_dir=tmp_path / "run")
+    folder = training.RunFolder(config.run_dir)
+    shutil.copytree(tiny.folder.path, folder.path)
+    (folder.checkpoints / "checkpoint").write_text("")
+    for newest in folder.checkpoints.glob("ckpt-12.*"):  # so the resume has steps to run
+        newest.unlink()
+    folder.result_file.unlink()
+    assert folder.latest_step() == -1  # nothing is published, and asking does not raise
+    output = io.StringIO()
+    resumed = training.train(config, out=output)
+    assert output.getvalue().splitlines()[0] == (
+        f"restored ckpt-10 from {folder.checkpoints} at step 10 (the state file 'checkpoint' is unreadable; skipped damaged: none)"
+    )
+    assert (resumed.start_step, resumed.step) == (10, 12) and resumed.fingerprint == tiny.result.fingerprint
+    assert folder.latest_step() == 12

@@ -57,3 +57,20 @@ def test_empty_removes_only_what_runs_write(tmp_path: Path) -> None:
     folder.write_config(training.TrainConfig(run_dir=folder.path))
     folder.empty()
     assert not folder.path.exists()
+
+
+def test_check_writable_probes_and_leaves_the_disk_as_it_was(tmp_path: Path) -> None:
+    new = training.RunFolder(tmp_path / "new" / "run")
+    new.check_writable()
+    assert list(tmp_path.iterdir()) == []  # the folders made for the probe are gone again
+    used = training.RunFolder(tmp_path / "used")
+    used.checkpoints.mkdir(parents=True)
+    used.check_writable()
+    assert [entry.name for entry in used.path.iterdir()] == ["checkpoints"]
+
+
+@pytest.mark.parametrize("run_dir", ["/proc/x", "/dev/null/x", "/sys/x"])
+def test_check_writable_refuses_a_folder_that_cannot_be_made(run_dir: str) -> None:
+    with pytest.raises(training.RunFolderError, match=rf"^{re.escape(run_dir)} cannot be created or written \(.+\)$") as refused:
+        training.RunFolder(Path(run_dir)).check_writable()
+    assert not refused.value.emptying_helps and not Path(run_dir).exists()

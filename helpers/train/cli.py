@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from helpers.train.cluster import TF_CONFIG, ClusterConfigError, worker_role
 from helpers.train.config import ConfigError, TrainConfig, config_options, default_text, option_name
 from helpers.train.run_folder import RunFolder, RunFolderError, other_configuration
-from helpers.train.signals import STOP_SIGNALS, Interrupted
+from helpers.train.signals import STOP_SIGNALS, Interrupted, ignore_stop_signals
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.calls import StepHook
@@ -34,6 +34,8 @@ CRASH_EXIT_CODE = 3
 MISMATCH_EXIT_CODE = 4
 #: Exit status when a run stopped for too many non-finite updates (a message, no traceback).
 NON_FINITE_EXIT_CODE = 5
+#: Exit status when the bundled data (``data/digits.npz``) is missing or damaged; the line says how to regenerate it.
+DATA_EXIT_CODE = 6
 #: What a refusal for another configuration suggests.
 SAME_RUN_HINT = "use the same options, --fresh, or another --run-dir"
 
@@ -108,6 +110,7 @@ def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any
     Imports TensorFlow (two of the errors are defined beside it): call it once something failed.
     """
     from helpers.checkpoints import CheckpointError
+    from helpers.data import DataError
     from helpers.train.strategies import StrategyError
 
     return [
@@ -119,6 +122,7 @@ def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any
         # a mismatch, or only damaged checkpoints
         ((CheckpointError,), lambda _: MISMATCH_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}; {SAME_RUN_HINT}"),
         ((FloatingPointError,), lambda _: NON_FINITE_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # MAX_NON_FINITE_STEPS skipped
+        ((DataError,), lambda _: DATA_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # its message names the remedy
         ((RunFolderError,), lambda _: USAGE_EXIT_CODE, _folder_hint),
         ((ClusterConfigError,), lambda _: USAGE_EXIT_CODE, lambda error: f"{error} (see --help)"),
         ((StrategyError,), lambda _: USAGE_EXIT_CODE, str),
@@ -156,11 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     From the start, SIGINT and SIGTERM end the command with one line and status 128 + the signal's
     number; once the loop runs they save a checkpoint first (:func:`helpers.train.train` with ``handle_signals``).
+    Once it is stopping, a second signal is ignored; the caller's handlers come back when this returns.
     """
     previous = {number: signal.signal(number, _stop_early) for number in STOP_SIGNALS}
     try:
         return _main(argv)
     except _StoppedEarly as stop:
+        ignore_stop_signals()  # stopping already: a second signal must not interrupt the line
         name = signal.Signals(stop.signal_number).name
         message = f"stopped by {name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start"
         return _fail(message, interrupt_exit_code(stop.signal_number))
@@ -184,11 +190,13 @@ def _checked_options(argv: Sequence[str] | None) -> tuple[TrainConfig, argparse.
 
 
 def _refusal_before_tensorflow(config: TrainConfig, fresh: bool) -> int | None:
-    """The status of a run refused before TensorFlow loads (its line printed), or None: a bad TF_CONFIG, an unusable folder, other options."""
+    """The status of a run refused before TensorFlow loads (its line printed), or None.
+
+    Refused: a bad TF_CONFIG, an unusable folder, other options, a folder that cannot be created or written.
+    """
     folder = RunFolder(config.run_dir)
     try:
-        if config.strategy == "multiworker":
-            worker_role(os.environ.get(TF_CONFIG))
+        role = worker_role(os.environ.get(TF_CONFIG)) if config.strategy == "multiworker" else None
         if fresh:
             folder.empty()
         folder.check()
@@ -198,6 +206,11 @@ def _refusal_before_tensorflow(config: TrainConfig, fresh: bool) -> int | None:
     if differences and folder.has_checkpoints():  # train() would refuse this run whatever the checkpoints hold
         message = f"CheckpointMismatchError: {other_configuration(config.run_dir, differences)}: {SAME_RUN_HINT}"
         return _fail(message, MISMATCH_EXIT_CODE)
+    try:
+        if role is None or role.is_chief:  # only the chief writes the folder; another worker's probe could race the chief's
+            folder.check_writable()
+    except RunFolderError as error:
+        return _fail(_folder_hint(error), USAGE_EXIT_CODE)
     return None
 
 

@@ -5,10 +5,12 @@ TensorFlow-free but for :meth:`RunFolder.latest_step`, which asks TensorFlow whi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +98,26 @@ class RunFolder:
                 raise RunFolderError(f"{shown(file)} is a folder where the run writes a file", emptying_helps=True)
         self.saved_config()
 
+    def check_writable(self) -> None:
+        """Raise :class:`RunFolderError` if the folder cannot be created or a file cannot be written in it.
+
+        Found before anything runs (``/proc/x``, ``/dev/null/x``, a read-only disk), not at the first
+        save. Leaves the disk as it was: the probe file has no name (or is removed at once), and the
+        folders made for it are removed again.
+        """
+        made = [folder for folder in (self.path, *self.path.parents) if not os.path.lexists(folder)][::-1]  # outermost first
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(prefix=".helpers-train-probe-", dir=self.path):
+                pass
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            raise RunFolderError(f"{shown(self.path)} cannot be created or written ({reason})", emptying_helps=False) from None
+        finally:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
     def _check_is_folder_of_runs(self, refusal: str) -> None:
         """:class:`RunFolderError` if the path is a file or holds files no run writes (``refusal`` ends that message)."""
         if self.path.exists() and not self.path.is_dir():
@@ -139,7 +161,10 @@ class RunFolder:
         quiet_tensorflow_logs()
         import tensorflow as tf
 
-        latest = tf.train.latest_checkpoint(str(self.checkpoints))
+        try:
+            latest = tf.train.latest_checkpoint(str(self.checkpoints))
+        except ValueError:  # a state file that names no latest checkpoint (an empty one, say): nothing is published
+            return -1
         return checkpoint_step(latest) if latest else -1
 
     def read_result(self) -> dict[str, Any]:

@@ -37,18 +37,35 @@ class Interrupted(Exception):
 
 @contextlib.contextmanager
 def stop_requests(saver: Saver, cluster_resolver: object | None) -> Iterator[Callable[[], None]]:
-    """Turn SIGINT and SIGTERM into a save at the current step and :class:`Interrupted`; the previous handlers come back on exit.
+    """Turn SIGINT and SIGTERM into a save at the current step and :class:`Interrupted`.
 
     Yields ``check()``, to call after each call of ``train_until``. ``cluster_resolver`` is the
-    strategy's, for a worker of a cluster; None for one process.
+    strategy's, for a worker of a cluster; None for one process. A second signal while the first
+    one's save runs is noted and changes nothing. On a normal exit the previous handlers come back;
+    on :class:`Interrupted` both signals are ignored instead, so that a second one cannot turn a
+    stop that saved into a kill or a second error while the run closes its logs and the command
+    exits (:func:`helpers.train.main` puts its caller's handlers back).
     """
     previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    stopping = False
     try:
         with _one_process(saver) if cluster_resolver is None else _cluster(saver, cluster_resolver) as check:
             yield check
+    except Interrupted:
+        stopping = True
+        raise
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        if stopping:
+            ignore_stop_signals()
+        else:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def ignore_stop_signals() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the command calls it once it is exiting (a signal then has nothing left to stop)."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
