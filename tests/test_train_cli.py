@@ -58,6 +58,18 @@ def test_help_shows_every_config_default(capsys: pytest.CaptureFixture[str]) -> 
     assert training.config_from_args(parser, parser.parse_args(["--run-dir", "x", "--steps", "20"])).warmup_steps == 2
 
 
+def test_help_lists_every_exit_status_and_where_the_readme_explains_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from helpers.train import cli
+
+    with pytest.raises(SystemExit):
+        training.main(["--help"])
+    epilog = " ".join(capsys.readouterr().out.split()).split("exit statuses:")[1].strip()
+    codes = {cli.USAGE_EXIT_CODE, cli.CRASH_EXIT_CODE, cli.MISMATCH_EXIT_CODE, cli.NON_FINITE_EXIT_CODE, cli.DATA_EXIT_CODE}
+    statuses = {int(code) for code in re.findall(r"(?:^|; )(\d+) ", epilog)}
+    assert statuses == {0, 1, 130, *codes} and "130 or 143" in epilog
+    assert "The capstone command" in epilog and "## The capstone command" in (repo_root() / "README.md").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(("files", "run_name", "says", "emptying_helps"), UNUSABLE)
 def test_an_unusable_run_folder_is_one_line_with_its_remedy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], run_name: str, says: str, emptying_helps: bool

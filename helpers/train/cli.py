@@ -36,6 +36,14 @@ MISMATCH_EXIT_CODE = 4
 NON_FINITE_EXIT_CODE = 5
 #: Exit status when the bundled data (``data/digits.npz``) is missing or damaged; the line says how to regenerate it.
 DATA_EXIT_CODE = 6
+#: The exit statuses, as ``--help`` lists them; README.md, *The capstone command*, says more of each.
+EXIT_STATUSES = (
+    f"exit statuses: 0 done; 1 a file the command could not write (one line) or an unexpected error (a traceback); "
+    f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use; {CRASH_EXIT_CODE} --crash-at-step; "
+    f"{MISMATCH_EXIT_CODE} a rerun with other options, or only damaged checkpoints; {NON_FINITE_EXIT_CODE} the run diverged; "
+    f"{DATA_EXIT_CODE} the bundled data is missing or damaged; 130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
+    "README.md, section 'The capstone command', says more of each."
+)
 #: What a refusal for another configuration suggests.
 SAME_RUN_HINT = "use the same options, --fresh, or another --run-dir"
 
@@ -57,6 +65,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m helpers.train",
         description="Train the workbook's MLP on the bundled digits; rerun the same command to resume after a crash or Ctrl-C.",
+        epilog=EXIT_STATUSES,
     )
     parser.add_argument("--run-dir", type=Path, required=True, help="checkpoints, logs and result.json go here")
     for entry in config_options():
