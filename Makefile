@@ -16,7 +16,7 @@ help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
 	@echo "make test    the full test suite (what .ci/run runs)"
 	@echo "make check   ruff (helpers, tests, notebooks, benchmarks) and mypy (helpers): seconds"
-	@echo "make unit    make check, then the tests that start no notebook, process or server (under a minute)"
+	@echo "make unit    make check, then the tests that start no notebook, process or server (about a minute)"
 	@echo "make bench   the benchmarks (python -m benchmarks.run $$ARGS); results in build/benchmarks"
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
