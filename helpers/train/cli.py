@@ -40,7 +40,7 @@ DATA_EXIT_CODE = 6
 #: The exit statuses, as ``--help`` lists them; README.md, *The capstone command*, says more of each.
 EXIT_STATUSES = (
     f"exit statuses: 0 done; 1 a file the command could not write (one line) or an unexpected error (a traceback); "
-    f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use (or one another run is using); {CRASH_EXIT_CODE} --crash-at-step; "
+    f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use; {CRASH_EXIT_CODE} --crash-at-step; "
     f"{MISMATCH_EXIT_CODE} a rerun with other options, or only damaged checkpoints; {NON_FINITE_EXIT_CODE} the run diverged; "
     f"{DATA_EXIT_CODE} the bundled data is missing or damaged; 130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
     "README.md, section 'The capstone command', says more of each."
