@@ -17,7 +17,9 @@ import pytest
 
 from helpers import train as training
 from helpers.paths import checkpoint_name, repo_root
-from tests.train_runs import UNUSABLE, folder_state
+from helpers.train.cli import lock_holder
+from helpers.train.cluster import TF_CONFIG
+from tests.train_runs import UNUSABLE, folder_state, hold_lock
 
 
 @pytest.mark.parametrize(
@@ -202,3 +204,71 @@ def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
         kinds, status_of, message_of = next(row for row in table if isinstance(error, row[0]))
         assert status_of(error) == status and "\n" not in message_of(error), type(error).__name__
     assert not any(isinstance(KeyError("x"), row[0]) for row in table)  # a bug is a traceback, not a status
+
+
+def _stand_in_train(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace ``train`` (and TensorFlow with it) by a stand-in that notes what the run folder's lock file says, and returns."""
+    seen: list[str] = []
+    stand_in = types.ModuleType("helpers.train.run")
+    monkeypatch.setattr(stand_in, "train", lambda config, **_: seen.append(training.RunFolder(config.run_dir).lock_file.read_text()), raising=False)
+    monkeypatch.setitem(sys.modules, "helpers.train.run", stand_in)
+    return seen
+
+
+BUSY_REMEDY = "wait for that run to end or stop it, or give --run-dir another folder"
+
+
+@pytest.mark.parametrize("extra", [[], ["--fresh"], ["--dropout", "0.3"]])
+@pytest.mark.process
+def test_a_folder_another_run_holds_is_refused_naming_its_pid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str]
+) -> None:
+    """Issue 21, item 1: two commands on one --run-dir both used to start and write; with --fresh the second emptied the first's folder."""
+    folder = training.RunFolder(tmp_path / "run")
+    folder.write_config(training.TrainConfig(run_dir=folder.path, steps=20))  # no checkpoint yet: other options are not refused for it
+    monkeypatch.setitem(sys.modules, "helpers.train.run", types.ModuleType("helpers.train.run"))  # no train(): reaching it fails
+    with hold_lock(folder.path) as holder:
+        before = folder_state(folder.path)
+        assert training.main(["--run-dir", str(folder.path), "--steps", "20", *extra]) == training.USAGE_EXIT_CODE == 2
+        assert folder_state(folder.path) == before  # nothing written, nothing emptied, the holder's lock file untouched
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"error: {folder.path} is in use: pid {holder.pid} holds its lock {folder.lock_file}: {BUSY_REMEDY}\n"
+    ), captured.err
+
+
+@pytest.mark.process
+def test_a_lock_file_left_by_a_killed_run_does_not_block(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = training.RunFolder(tmp_path / "run")
+    with hold_lock(folder.path) as holder:
+        holder.kill()  # SIGKILL: no cleanup; the kernel releases its lock
+        holder.wait(timeout=30)
+    assert folder.lock_file.read_text() == f"pid {holder.pid}\n"  # left behind
+    seen = _stand_in_train(monkeypatch)
+    assert training.main(["--run-dir", str(folder.path), "--steps", "20"]) == 0, capsys.readouterr().err
+    assert seen == [f"pid {os.getpid()}\n"]  # the run held the lock, with its own pid written in it
+    assert list(folder.path.iterdir()) == []  # and removed the lock file when it ended
+
+
+def test_a_run_removes_its_lock_file_and_the_folder_it_made_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _stand_in_train(monkeypatch)
+    assert training.main(["--run-dir", str(tmp_path / "new" / "run"), "--steps", "20"]) == 0
+    assert seen == [f"pid {os.getpid()}\n"] and list(tmp_path.iterdir()) == []
+
+
+def test_under_multiworker_the_chief_holds_the_lock_and_other_workers_take_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chief alone writes the run folder, so it alone locks it; worker 1 saves in a temporary folder of its own."""
+    folder = training.RunFolder(tmp_path / "run")
+    seen = _stand_in_train(monkeypatch)
+    options = ["--run-dir", str(folder.path), "--steps", "20", "--strategy", "multiworker"]
+    chief, other = training.local_tf_configs(2)
+    with folder.locked(lock_holder(training.WorkerRole(index=0, workers=2))):  # a chief of a running cluster (this process)
+        monkeypatch.setenv(TF_CONFIG, other)
+        assert training.main(options) == 0 and len(seen) == 1  # worker 1 is not refused
+        monkeypatch.setenv(TF_CONFIG, chief)
+        assert training.main(options) == training.USAGE_EXIT_CODE
+    error = capsys.readouterr().err
+    holder = f"pid {os.getpid()} (worker 0 of 2, the chief: it alone writes the run folder)"
+    assert error == f"error: {folder.path} is in use: {holder} holds its lock {folder.lock_file}: {BUSY_REMEDY}\n", error

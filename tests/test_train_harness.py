@@ -91,3 +91,24 @@ def test_a_second_sigterm_once_the_first_has_saved_is_ignored(tmp_path: Path) ->
     assert stopped.returncode == 143 and len(errors) == 1 and "Traceback" not in first + stopped.stderr, first + stopped.stderr
     step = folder.latest_step()
     assert errors[0].startswith(f"error: stopped by SIGTERM at step {step}; saved ") and 20 <= step < 60
+
+
+@pytest.mark.process
+def test_a_second_command_on_a_busy_run_folder_is_refused_and_the_first_finishes(tmp_path: Path) -> None:
+    """Issue 21, item 1: both used to start at step 0 and write; with frequent saves one of them crashed."""
+    folder = training.RunFolder(tmp_path / "run")
+    options = ["--run-dir", str(folder.path), *RUN_OPTIONS, "--checkpoint-every", "1", "--keep-checkpoints", "2"]
+    first = training.start([*options, "--pause-per-step", "0.05"])
+    try:
+        assert _read_until(first.stdout, "no checkpoint in ").startswith("no checkpoint in ")  # running: it holds the lock
+        second = training.finish(training.start(options), timeout=60)
+        finished = training.finish(first)
+    finally:
+        training.stop([first])
+    assert second.returncode == training.USAGE_EXIT_CODE and second.stdout == "", second.stderr[-2000:]
+    assert second.stderr == (
+        f"error: {folder.path} is in use: pid {first.pid} holds its lock {folder.lock_file}: "
+        "wait for that run to end or stop it, or give --run-dir another folder\n"
+    ), second.stderr
+    assert finished.returncode == 0 and "Traceback" not in finished.stderr, finished.stderr[-2000:]
+    assert folder.read_result()["step"] == 60 and not folder.lock_file.exists()

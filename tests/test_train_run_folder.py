@@ -74,3 +74,17 @@ def test_check_writable_refuses_a_folder_that_cannot_be_made(run_dir: str) -> No
     with pytest.raises(training.RunFolderError, match=rf"^{re.escape(run_dir)} cannot be created or written \(.+\)$") as refused:
         training.RunFolder(Path(run_dir)).check_writable()
     assert not refused.value.emptying_helps and not Path(run_dir).exists()
+
+
+def test_the_lock_is_one_holder_at_a_time_and_fresh_keeps_it(tmp_path: Path) -> None:
+    folder = training.RunFolder(tmp_path / "run")
+    with folder.locked("pid 1 (first)"):
+        assert folder.lock_file.read_text() == "pid 1 (first)\n" and folder.foreign_entries() == []
+        with pytest.raises(training.RunFolderBusyError, match=re.escape(f"is in use: pid 1 (first) holds its lock {folder.lock_file}")) as refused:
+            with training.RunFolder(folder.path).locked("pid 2"):  # another open of the file: refused like another process
+                pass
+        assert refused.value.holder == "pid 1 (first)" and not refused.value.emptying_helps
+        folder.write_config(training.TrainConfig(run_dir=folder.path))
+        folder.empty()  # --fresh under the lock: everything but the lock file goes
+        assert [entry.name for entry in folder.path.iterdir()] == [training.RunFolder.LOCK]
+    assert not folder.path.exists()  # the lock file, and the folder made for it, are gone once released

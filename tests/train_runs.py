@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from helpers import train as training
+from helpers.paths import repo_root
 
 #: One configuration for every subprocess run, so they all share the uninterrupted fingerprint.
 RUN_OPTIONS = ["--steps", "60", "--checkpoint-every", "10", "--eval-every", "20", "--log-every", "5", "--dropout", "0.2", "--warmup-steps", "5"]
@@ -35,3 +40,19 @@ UNUSABLE = [
     ({"run/config.json": "[1, 2]"}, "run", "is not a run's config (not a JSON object)", True),
     ({"run/thesis.tex": "mine"}, "run", "holds files no run writes (thesis.tex)", False),
 ]
+
+
+@contextlib.contextmanager
+def hold_lock(run_dir: Path) -> Iterator[subprocess.Popen[str]]:
+    """A small process (no TensorFlow) holding ``run_dir``'s lock as the command does, from the moment it holds it; killed at the end."""
+    code = (
+        "import time\nfrom helpers.train.cli import lock_holder\nfrom helpers.train.run_folder import RunFolder\n"
+        f"with RunFolder({str(run_dir)!r}).locked(lock_holder(None)):\n    print('held', flush=True)\n    time.sleep(120)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=repo_root())
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield holder
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)

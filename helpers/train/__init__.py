@@ -68,7 +68,7 @@ from helpers.train.config import (
 )
 from helpers.train.harness import Finished, finish, signal_at_step, start, start_workers, stop
 from helpers.train.results import TrainResult, fingerprint, state_fingerprint
-from helpers.train.run_folder import RunFolder, RunFolderError
+from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError
 from helpers.train.signals import Interrupted
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,7 +103,7 @@ if not TYPE_CHECKING:  # mypy sees the imports above instead, so a name that doe
 __all__ = [
     "CRASH_EXIT_CODE", "DATA_EXIT_CODE", "MAX_DEFAULT_WARMUP_STEPS", "MAX_NON_FINITE_STEPS", "MIRRORED_REPLICAS", "MISMATCH_EXIT_CODE",
     "NON_FINITE_EXIT_CODE", "STRATEGIES", "USAGE_EXIT_CODE", "ClusterConfigError", "ConfigError", "Finished", "Interrupted",
-    "RunFolder", "RunFolderError", "RunParts", "StepHook", "StrategyError", "TrainConfig", "TrainResult", "WorkerRole", "build",
+    "RunFolder", "RunFolderBusyError", "RunFolderError", "RunParts", "StepHook", "StrategyError", "TrainConfig", "TrainResult", "WorkerRole", "build",
     "call_end", "check_not_diverged", "config_from_args", "config_options", "default_text", "evaluate", "fingerprint", "finish", "hooks_from_args",
     "interrupt_exit_code", "local_tf_configs", "main", "make_parser", "make_schedule", "make_strategy", "make_train_step",
     "make_train_until", "option_name", "restore", "run_calls", "signal_at_step", "split_cpu", "start", "start_workers",

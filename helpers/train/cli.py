@@ -8,6 +8,7 @@ here; the loop itself knows no test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import os
@@ -18,15 +19,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from helpers.train.cluster import TF_CONFIG, ClusterConfigError, worker_role
+from helpers.train.cluster import TF_CONFIG, ClusterConfigError, WorkerRole, worker_role
 from helpers.train.config import ConfigError, TrainConfig, config_options, default_text, option_name
-from helpers.train.run_folder import RunFolder, RunFolderError, other_configuration
+from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError, other_configuration
 from helpers.train.signals import STOP_SIGNALS, Interrupted, ignore_stop_signals
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.calls import StepHook
 
-#: Exit status for a bad option or a run folder the command cannot use (argparse's own status).
+#: Exit status for a bad option or a run folder the command cannot use, or one another run is using (argparse's own status).
 USAGE_EXIT_CODE = 2
 #: Exit status of a process stopped by ``--crash-at-step`` (``os._exit``: no cleanup, no save).
 CRASH_EXIT_CODE = 3
@@ -109,8 +110,20 @@ def _crash_at(crash_step: int) -> Callable[[int], None]:
 
 
 def _folder_hint(error: RunFolderError) -> str:
-    remedy = "move it away, or use --fresh" if error.emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
+    if isinstance(error, RunFolderBusyError):
+        remedy = "wait for that run to end or stop it, or give --run-dir another folder"
+    elif error.emptying_helps:
+        remedy = "move it away, or use --fresh"
+    else:
+        remedy = "give --run-dir a new folder or one an earlier run wrote"
     return f"{error}: {remedy}"
+
+
+def lock_holder(role: WorkerRole | None) -> str:
+    """What this process writes in the run folder's lock file: its pid and, in a cluster, which worker it is."""
+    if role is None:
+        return f"pid {os.getpid()}"
+    return f"pid {os.getpid()} (worker {role.index} of {role.workers}, the chief: it alone writes the run folder)"
 
 
 def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any], int], Callable[[Any], str]]]:
@@ -198,40 +211,51 @@ def _checked_options(argv: Sequence[str] | None) -> tuple[TrainConfig, argparse.
     return config, args
 
 
-def _refusal_before_tensorflow(config: TrainConfig, fresh: bool) -> int | None:
-    """The status of a run refused before TensorFlow loads (its line printed), or None.
+def _refusal_before_tensorflow(config: TrainConfig, fresh: bool, held: contextlib.ExitStack) -> int | None:
+    """The status of a run refused before TensorFlow loads (its line printed), or None with the folder's lock in ``held``.
 
-    Refused: a bad TF_CONFIG, an unusable folder, other options, a folder that cannot be created or written.
+    Refused, with nothing written: a bad TF_CONFIG, an unusable folder, other options, a folder that
+    cannot be created or written, a folder another run is using. The checks that only read come first.
     """
     folder = RunFolder(config.run_dir)
     try:
         role = worker_role(os.environ.get(TF_CONFIG)) if config.strategy == "multiworker" else None
         if fresh:
-            folder.empty()
-        folder.check()
+            folder.check_can_empty()
+        else:
+            folder.check()
     except (ClusterConfigError, RunFolderError) as error:
         return _fail(f"{error} (see --help)" if isinstance(error, ClusterConfigError) else _folder_hint(error), USAGE_EXIT_CODE)
-    differences = folder.config_differences(config)
+    differences: list[str] = [] if fresh else folder.config_differences(config)
     if differences and folder.has_checkpoints():  # train() would refuse this run whatever the checkpoints hold
         message = f"CheckpointMismatchError: {other_configuration(config.run_dir, differences)}: {SAME_RUN_HINT}"
         return _fail(message, MISMATCH_EXIT_CODE)
     try:
-        if role is None or role.is_chief:  # only the chief writes the folder; another worker's probe could race the chief's
-            folder.check_writable()
+        if role is None or role.is_chief:  # only the chief writes the folder: another worker takes no lock and probes nothing
+            _take_folder(folder, role, fresh, held)
     except RunFolderError as error:
         return _fail(_folder_hint(error), USAGE_EXIT_CODE)
     return None
 
 
+def _take_folder(folder: RunFolder, role: WorkerRole | None, fresh: bool, held: contextlib.ExitStack) -> None:
+    """Probe that the folder can be written, lock it for this process (the lock goes into ``held``), then empty it for ``--fresh``."""
+    folder.check_writable()
+    held.enter_context(folder.locked(lock_holder(role)))
+    if fresh:
+        folder.empty()  # under the lock, which it keeps: a second run cannot start in the folder being emptied
+
+
 def _main(argv: Sequence[str] | None) -> int:
     config, args = _checked_options(argv)
-    refused = _refusal_before_tensorflow(config, args.fresh)
-    if refused is not None:
-        return refused
-    from helpers.train.run import train  # TensorFlow loads here, once every check that needs none has passed
+    with contextlib.ExitStack() as held:  # the run folder's lock, released when the command returns (or by the kernel, if killed)
+        refused = _refusal_before_tensorflow(config, args.fresh, held)
+        if refused is not None:
+            return refused
+        from helpers.train.run import train  # TensorFlow loads here, once every check that needs none has passed
 
-    try:
-        train(config, hooks=hooks_from_args(args), handle_signals=True)
-    except Exception as error:  # failure_table names what is handled; anything else is raised again
-        return _failed(error)
-    return 0
+        try:
+            train(config, hooks=hooks_from_args(args), handle_signals=True)
+        except Exception as error:  # failure_table names what is handled; anything else is raised again
+            return _failed(error)
+        return 0

@@ -1,4 +1,4 @@
-"""Where one run writes: :class:`RunFolder` names every entry, checks a folder before a run uses it, and empties it.
+"""Where one run writes: :class:`RunFolder` names every entry, checks a folder before a run uses it, locks it, and empties it.
 
 TensorFlow-free but for :meth:`RunFolder.latest_step`, which asks TensorFlow which checkpoint is published.
 """
@@ -6,12 +6,13 @@ TensorFlow-free but for :meth:`RunFolder.latest_step`, which asks TensorFlow whi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -37,6 +38,14 @@ class RunFolderError(RuntimeError):
         self.emptying_helps = emptying_helps
 
 
+class RunFolderBusyError(RunFolderError):
+    """Another process holds the folder's lock (:meth:`RunFolder.locked`); ``holder`` is what it wrote in the lock file."""
+
+    def __init__(self, message: str, *, holder: str) -> None:
+        super().__init__(message, emptying_helps=False)
+        self.holder = holder
+
+
 def other_configuration(run_dir: Path, differences: list[str]) -> str:
     """The one sentence for checkpoints written with other trajectory values (:meth:`RunFolder.config_differences`)."""
     return f"the checkpoints in {shown(run_dir)} were written with another configuration ({'; '.join(differences)})"
@@ -50,6 +59,9 @@ class RunFolder:
 
     #: Everything a run writes in its folder; ``--fresh`` removes only these.
     ENTRIES: ClassVar[frozenset[str]] = frozenset({"checkpoints", "logs", "config.json", "result.json"})
+    #: The lock file of the command process using the folder (:meth:`locked`): removed when that process
+    #: ends, left behind (and harmless) only by a killed one. Not a foreign entry; ``--fresh`` keeps it.
+    LOCK: ClassVar[str] = "run.lock"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
@@ -78,11 +90,15 @@ class RunFolder:
     def result_file(self) -> Path:
         return self.path / "result.json"
 
+    @property
+    def lock_file(self) -> Path:
+        return self.path / self.LOCK
+
     def foreign_entries(self) -> list[str]:
         """Names in the folder that no run writes (sorted); empty for a missing folder."""
         if not self.path.is_dir():
             return []
-        return sorted(entry.name for entry in self.path.iterdir() if entry.name not in self.ENTRIES)
+        return sorted(entry.name for entry in self.path.iterdir() if entry.name not in self.ENTRIES | {self.LOCK})
 
     def check(self) -> None:
         """Raise :class:`RunFolderError` naming the first thing that makes the folder unusable.
@@ -105,18 +121,70 @@ class RunFolder:
         save. Leaves the disk as it was: the probe file has no name (or is removed at once), and the
         folders made for it are removed again.
         """
-        made = [folder for folder in (self.path, *self.path.parents) if not os.path.lexists(folder)][::-1]  # outermost first
+        made = _missing_folders(self.path)
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryFile(prefix=".helpers-train-probe-", dir=self.path):
                 pass
         except OSError as error:
-            reason = error.strerror or type(error).__name__
-            raise RunFolderError(f"{shown(self.path)} cannot be created or written ({reason})", emptying_helps=False) from None
+            raise self._unwritable(error) from None
         finally:
-            for folder in reversed(made):
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
+            _remove_empty(made)
+
+    def _unwritable(self, error: OSError) -> RunFolderError:
+        reason = error.strerror or type(error).__name__
+        return RunFolderError(f"{shown(self.path)} cannot be created or written ({reason})", emptying_helps=False)
+
+    @contextlib.contextmanager
+    def locked(self, holder: str) -> Iterator[None]:
+        """Hold the folder's lock while the block runs: ``fcntl.flock`` on :attr:`lock_file`, with ``holder`` written in it.
+
+        :class:`RunFolderBusyError` naming the holder (what it wrote: its pid ...) if another process holds
+        it; nothing is written then. The kernel releases the lock when its process ends, however it
+        ends, so a lock file left by a killed process blocks nobody. At the end the lock file goes,
+        and the folders made for it if they are still empty.
+        """
+        made = _missing_folders(self.path)
+        descriptor = self._take_lock()
+        try:
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{holder}\n".encode())
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                self.lock_file.unlink()  # while still holding it: a process that opened this file finds it gone and opens anew
+            os.close(descriptor)  # releases the lock
+            _remove_empty(made)
+
+    def _take_lock(self) -> int:
+        """An open descriptor of :attr:`lock_file`, locked by this process (the file is created if missing)."""
+        while True:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                descriptor = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:  # a holder that just ended removed the folder it made: make it again
+                continue
+            except OSError as error:
+                raise self._unwritable(error) from None
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(descriptor)
+                raise self._busy() from None
+            if _names_file(self.lock_file, descriptor):
+                return descriptor
+            os.close(descriptor)  # its holder removed that file as it ended: lock the one there now
+
+    def _busy(self) -> RunFolderBusyError:
+        try:
+            holder = self.lock_file.read_text().strip() or "another process (starting)"
+        except OSError:
+            holder = "another process"
+        return RunFolderBusyError(f"{shown(self.path)} is in use: {holder} holds its lock {shown(self.lock_file)}", holder=holder)
+
+    def check_can_empty(self) -> None:
+        """:class:`RunFolderError` if :meth:`empty` would refuse the folder (reads only)."""
+        self._check_is_folder_of_runs("; refusing to empty it")
 
     def _check_is_folder_of_runs(self, refusal: str) -> None:
         """:class:`RunFolderError` if the path is a file or holds files no run writes (``refusal`` ends that message)."""
@@ -180,10 +248,22 @@ class RunFolder:
         _write_json(self.result_file, result.to_json())
 
     def empty(self) -> None:
-        """Remove what a run wrote (``--fresh``); :class:`RunFolderError` if the folder holds anything else."""
-        self._check_is_folder_of_runs("; refusing to empty it")
-        if self.path.is_dir():
-            shutil.rmtree(self.path)
+        """Remove what a run wrote (``--fresh``), and the folder once empty; :class:`RunFolderError` if it holds anything else.
+
+        The lock file stays: the process emptying the folder holds it, and removing it would let a second run in.
+        """
+        self.check_can_empty()
+        if not self.path.is_dir():
+            return
+        for entry in self.path.iterdir():
+            if entry.name == self.LOCK:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        with contextlib.suppress(OSError):
+            self.path.rmdir()  # stays while it holds the lock file
 
 
 def _write_json(path: Path, values: Mapping[str, Any]) -> None:
@@ -191,3 +271,25 @@ def _write_json(path: Path, values: Mapping[str, Any]) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     partial.write_text(json.dumps(values, indent=2) + "\n")
     os.replace(partial, path)  # readers see the old file or the new one, never half of one
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, outermost first."""
+    return [folder for folder in (path, *path.parents) if not os.path.lexists(folder)][::-1]
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (outermost first, as :func:`_missing_folders` lists them) that are empty, innermost first."""
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _names_file(path: Path, descriptor: int) -> bool:
+    """True when ``path`` is the file open as ``descriptor`` (not removed, nor replaced by another)."""
+    try:
+        on_disk = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(descriptor)
+    return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)
