@@ -13,7 +13,9 @@ dropout masks from an uninterrupted one (chapter 05 shows the divergence).
 Crash safety: a save writes the files ``ckpt-<step>.*`` first (TensorFlow writes them under a
 temporary name and renames them when complete) and only then points the ``checkpoint`` state file
 at them, with an atomic replace. A process killed during a save therefore leaves the previous
-checkpoint as the latest; the leftovers of the torn save are removed by the next save. On restore,
+checkpoint as the latest; the leftovers of the torn save are removed by the next save. A save that
+fails (a full disk) removes its own torn files and raises :class:`CheckpointSaveError`, an ``OSError``
+with the cause's ``errno``; the checkpoint published before stays the latest. On restore,
 a state file that is unreadable (garbage, empty, or naming no latest checkpoint), or a latest
 checkpoint whose files are damaged, falls back to the newest checkpoint that reads completely, and
 the returned message says so.
@@ -24,6 +26,7 @@ This module imports TensorFlow: import it after ``helpers.quiet_tensorflow_logs(
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -34,7 +37,8 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from helpers.paths import CHECKPOINT_PREFIX, checkpoint_name, checkpoint_prefixes, display_path
+from helpers.errors import errno_of
+from helpers.paths import CHECKPOINT_PREFIX, TORN_SAVE, checkpoint_name, checkpoint_prefixes, display_path
 
 
 class CheckpointError(RuntimeError):
@@ -43,6 +47,20 @@ class CheckpointError(RuntimeError):
 
 class CheckpointMismatchError(CheckpointError):
     """The checkpoint does not fit the objects it is restored into (shapes or structure differ)."""
+
+
+class CheckpointSaveError(OSError):
+    """A checkpoint could not be written; its torn files are removed and the latest checkpoint is the one before.
+
+    An ``OSError`` whose ``errno`` is the cause's (``ENOSPC`` for a full disk), which TensorFlow's
+    own errors give only in words; ``str()`` is the message alone.
+    """
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code, message)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 @dataclass(frozen=True)
@@ -169,14 +187,40 @@ class TrainingCheckpoint:
             self.optimizer.build(self.model.trainable_variables)
 
     def save(self) -> Path:
-        """Write ``ckpt-<step>``, then make it the latest; return its prefix path."""
+        """Write ``ckpt-<step>``, then make it the latest; return its prefix path.
+
+        A write that fails (a full disk, a folder gone) removes what it wrote and raises
+        :class:`CheckpointSaveError` naming the checkpoint that stays the latest.
+        """
         self._ensure_built()
-        self.directory.mkdir(parents=True, exist_ok=True)
         prefix = self.directory / checkpoint_name(self.step)
-        written = Path(self.checkpoint.write(str(prefix)))
-        self._publish(written)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            written = Path(self.checkpoint.write(str(prefix)))
+            self._publish(written)
+        except (tf.errors.OpError, OSError) as error:
+            self._remove_unpublished(prefix)
+            raise self._save_error(prefix, error) from error
         self._prune()
         return written
+
+    def _save_error(self, prefix: Path, error: BaseException) -> CheckpointSaveError:
+        code = errno_of(error)
+        published = self._published()
+        latest = f"the latest checkpoint is still {published[-1].name}" if published else "no checkpoint was saved before"
+        where = display_path(self.directory, keep_outside=True)
+        return CheckpointSaveError(code, f"{prefix.name} could not be written in {where} ({os.strerror(code)}); {latest}")
+
+    def _remove_unpublished(self, prefix: Path) -> None:
+        """Remove the files of ``prefix`` (a save that failed) unless the state file lists it, and every torn save's leftovers."""
+        keep = prefix in self._published()
+        for entry in self._entries():
+            base = entry.name.split(".")[0]
+            if TORN_SAVE.match(entry.name) or (base == prefix.name and not keep):
+                _remove(entry)
+
+    def _entries(self) -> list[Path]:
+        return list(self.directory.iterdir()) if self.directory.is_dir() else []
 
     def _published(self) -> list[Path]:
         """The checkpoints the state file lists, oldest first; none when it is missing or unreadable."""
@@ -197,10 +241,10 @@ class TrainingCheckpoint:
     def _prune(self) -> None:
         """Delete checkpoint files that the state file no longer lists (old or torn saves)."""
         kept = {path.name for path in self._published()}
-        for entry in self.directory.iterdir():
+        for entry in self._entries():
             name = entry.name.split(".")[0].removesuffix("_temp")
-            if CHECKPOINT_PREFIX.match(name) and name not in kept:
-                shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+            if (CHECKPOINT_PREFIX.match(name) and name not in kept) or TORN_SAVE.match(entry.name):
+                _remove(entry)
 
     # -- restoring ------------------------------------------------------------------------
     def checkpoints(self) -> list[Path]:
@@ -264,6 +308,14 @@ class TrainingCheckpoint:
         if skipped or note:
             message += f" ({note}skipped damaged: {', '.join(skipped) or 'none'})"
         return RestoreInfo(self.step, str(chosen), message, tuple(skipped))
+
+
+def _remove(entry: Path) -> None:
+    """Remove a file or a folder, gone already or not."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
 
 
 def describe(prefix: str | Path) -> dict[str, tuple[int, ...]]:

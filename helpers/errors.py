@@ -7,6 +7,8 @@ the error did not happen (the claim it demonstrates would then be false).
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -85,3 +87,20 @@ def expect_error(
         return
     names = " or ".join(kind.__name__ for kind in expected)
     raise AssertionError(f"expected {names}, but the block raised nothing")
+
+
+#: The ``errno`` values of a write that failed for lack of space: a full disk, an exceeded quota.
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def errno_of(error: BaseException) -> int:
+    """The ``errno`` behind ``error``: its own for an ``OSError``, else the code whose text its message holds (``EIO`` if none).
+
+    TensorFlow reports a failed file write as an ``OpError`` whose message holds the C library's
+    words for the code ("No space left on device"); the longest such text found wins.
+    """
+    if isinstance(error, OSError) and error.errno is not None:
+        return int(error.errno)
+    text = str(error)
+    found = [code for code in errno.errorcode if len(os.strerror(code)) > 8 and os.strerror(code) in text]
+    return max(found, key=lambda code: len(os.strerror(code))) if found else errno.EIO

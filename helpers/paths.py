@@ -17,6 +17,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: (files ``ckpt-<step>.index`` and ``ckpt-<step>.data-*``). Here, so code that must not import
 #: TensorFlow (the capstone command's early checks) can read the rule too.
 CHECKPOINT_PREFIX = re.compile(r"^ckpt-(\d+)$")
+#: What a save that did not finish leaves in a checkpoint folder: TensorFlow writes ``ckpt-<step>``'s
+#: files in the folder ``ckpt-<step>_temp`` before moving them into place, and the ``checkpoint`` state
+#: file as ``checkpoint.tmp<hex>`` before renaming it. Nothing reads these; a save or a start removes them.
+TORN_SAVE = re.compile(r"^(ckpt-\d+_temp|checkpoint\.tmp[0-9a-f]+)$")
 
 
 def repo_root() -> Path:

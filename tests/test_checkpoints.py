@@ -286,3 +286,28 @@ def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path
     info = TrainingCheckpoint(folder, model=model, optimizer=optimizer).restore()
     assert info.restored and info.step >= 5
     assert info.step == int(optimizer.iterations)
+
+
+def test_a_save_that_fails_removes_what_it_wrote_and_keeps_the_previous_latest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21, item 2: a full disk used to leave ``ckpt-N_temp/`` and a 0-byte ``ckpt-N.index`` behind, and raise TensorFlow's error."""
+    import errno
+
+    from helpers.checkpoints import CheckpointSaveError
+
+    model, optimizer = fresh()
+    manager = TrainingCheckpoint(tmp_path / "ckpt", model=model, optimizer=optimizer)
+    train(model, optimizer, batches(2))
+    manager.save()
+
+    def full_disk(checkpoint: tf.train.Checkpoint, prefix: str) -> str:  # what TensorFlow leaves when SaveV2 finds no space
+        Path(f"{prefix}_temp").mkdir()
+        Path(f"{prefix}.index").write_bytes(b"")
+        raise tf.errors.ResourceExhaustedError(None, None, f"{prefix}_temp/part-00000-of-00001.data-00000-of-00001.tempstate1; No space left on device")
+
+    train(model, optimizer, batches(1))
+    monkeypatch.setattr(tf.train.Checkpoint, "write", full_disk)
+    with pytest.raises(CheckpointSaveError) as raised:
+        manager.save()
+    assert raised.value.errno == errno.ENOSPC and isinstance(raised.value, OSError)
+    assert str(raised.value) == f"ckpt-3 could not be written in {tmp_path / 'ckpt'} (No space left on device); the latest checkpoint is still ckpt-2"
+    assert sorted(path.name for path in (tmp_path / "ckpt").iterdir()) == ["checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index"]

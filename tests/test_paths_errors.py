@@ -132,3 +132,16 @@ def test_checkpoint_names_and_steps_go_both_ways(tmp_path: Path) -> None:
     for wrong in ("ckpt-", "ckpt-1.index", "model-3", "ckpt-x"):
         with pytest.raises(ValueError, match="is not a checkpoint name like 'ckpt-120'"):
             checkpoint_step(wrong)
+
+
+def test_errno_of_reads_an_oserror_or_the_words_in_tensorflows_message() -> None:
+    """TensorFlow reports a full disk as a ResourceExhaustedError whose message ends in the C library's words, with no errno."""
+    import errno
+
+    from helpers.errors import errno_of
+
+    assert errno_of(PermissionError(errno.EACCES, "Permission denied")) == errno.EACCES
+    assert errno_of(RuntimeError("/run/ckpt-30_temp/part-00000; No space left on device [Op:SaveV2]")) == errno.ENOSPC
+    assert errno_of(RuntimeError("events.out.tfevents.1; Disk quota exceeded")) == errno.EDQUOT
+    assert errno_of(RuntimeError("OOM when allocating tensor with shape [1000000]")) == errno.EIO  # no such words: a generic I/O error
+    assert errno_of(OSError("no errno")) == errno.EIO

@@ -3,6 +3,7 @@ and the table from error to exit status."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -66,10 +67,14 @@ def test_help_lists_every_exit_status_and_where_the_readme_explains_them(capsys:
     with pytest.raises(SystemExit):
         training.main(["--help"])
     epilog = " ".join(capsys.readouterr().out.split()).split("exit statuses:")[1].strip()
-    codes = {cli.USAGE_EXIT_CODE, cli.CRASH_EXIT_CODE, cli.MISMATCH_EXIT_CODE, cli.NON_FINITE_EXIT_CODE, cli.DATA_EXIT_CODE}
+    codes = {value for name, value in vars(cli).items() if name.endswith("_EXIT_CODE")}  # every status the command's code names
     statuses = {int(code) for code in re.findall(r"(?:^|; )(\d+) ", epilog)}
     assert statuses == {0, 1, 130, *codes} and "130 or 143" in epilog
-    assert "The capstone command" in epilog and "## The capstone command" in (repo_root() / "README.md").read_text(encoding="utf-8")
+    readme = (repo_root() / "README.md").read_text(encoding="utf-8")
+    assert "The capstone command" in epilog and "## The capstone command" in readme
+    section = readme.split("## The capstone command")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| ([\d, ]+) \|", section, flags=re.MULTILINE)  # the README's table of exit statuses
+    assert [int(code) for row in rows for code in row.split(",")] == sorted({0, 1, 130, 143, *codes})
 
 
 @pytest.mark.parametrize(("files", "run_name", "says", "emptying_helps"), UNUSABLE)
@@ -185,9 +190,9 @@ def test_missing_or_damaged_data_is_one_line_and_its_own_exit_status(
 
 
 def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
-    from helpers.checkpoints import CheckpointMismatchError
+    from helpers.checkpoints import CheckpointMismatchError, CheckpointSaveError
     from helpers.data import DataError
-    from helpers.train.cli import failure_table
+    from helpers.train.cli import NO_SPACE_HINT, failure_table
 
     cases = {
         training.Interrupted(signal.SIGTERM, 7, None): 143,
@@ -198,11 +203,16 @@ def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
         training.ClusterConfigError("x"): training.USAGE_EXIT_CODE,
         training.StrategyError("x"): training.USAGE_EXIT_CODE,
         PermissionError("x"): 1,
+        OSError(errno.ENOSPC, "No space left on device", "run/config.json"): training.NO_SPACE_EXIT_CODE,
+        OSError(errno.EDQUOT, "Disk quota exceeded"): training.NO_SPACE_EXIT_CODE,
+        CheckpointSaveError(errno.ENOSPC, "ckpt-30 could not be written"): training.NO_SPACE_EXIT_CODE,
+        CheckpointSaveError(errno.EIO, "ckpt-30 could not be written"): 1,
     }
     table = failure_table()
     for error, status in cases.items():
         kinds, status_of, message_of = next(row for row in table if isinstance(error, row[0]))
         assert status_of(error) == status and "\n" not in message_of(error), type(error).__name__
+        assert message_of(error).endswith(NO_SPACE_HINT) == (status == training.NO_SPACE_EXIT_CODE), message_of(error)
     assert not any(isinstance(KeyError("x"), row[0]) for row in table)  # a bug is a traceback, not a status
 
 

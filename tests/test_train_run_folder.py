@@ -88,3 +88,46 @@ def test_the_lock_is_one_holder_at_a_time_and_fresh_keeps_it(tmp_path: Path) -> 
         folder.empty()  # --fresh under the lock: everything but the lock file goes
         assert [entry.name for entry in folder.path.iterdir()] == [training.RunFolder.LOCK]
     assert not folder.path.exists()  # the lock file, and the folder made for it, are gone once released
+
+
+#: What writes and saves that did not finish leave (issue 21, item 2): a full disk left the first two.
+LEFTOVERS = {
+    ".config.json.4242.tmp": "",
+    ".result.json.17.tmp": '{"step"',
+    "checkpoints/ckpt-130_temp/part-00000-of-00001.data-00000-of-00001.tempstate1": "x",
+    "checkpoints/checkpoint.tmp0123abcd": "model_check",
+    "logs/train/events.out.tfevents.1.host.4242.0.v2": "",
+}
+
+
+def test_leftovers_of_unfinished_writes_never_refuse_a_folder_and_a_start_removes_only_them(tmp_path: Path) -> None:
+    """Issue 21, item 2: a 0-byte ``.config.json.<pid>.tmp`` used to make every rerun, ``--fresh`` included, refuse the folder."""
+    folder = training.RunFolder(tmp_path / "run")
+    kept = {"config.json": "{}", "checkpoints/checkpoint": "", "checkpoints/ckpt-120.index": "", "logs/train/events.out.tfevents.2.host.9.0.v2": "e"}
+    for name, text in {**LEFTOVERS, **kept}.items():
+        (folder.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder.path / name).write_text(text)
+    assert folder.foreign_entries() == []
+    folder.check()
+    folder.check_can_empty()
+    assert folder.remove_leftovers() == [
+        ".config.json.4242.tmp", ".result.json.17.tmp", "checkpoints/checkpoint.tmp0123abcd", "checkpoints/ckpt-130_temp",
+        "logs/train/events.out.tfevents.1.host.4242.0.v2",
+    ]
+    assert sorted(str(path.relative_to(folder.path)) for path in folder.path.rglob("*") if path.is_file()) == sorted(kept)
+    assert folder.remove_leftovers() == []
+
+
+def test_a_json_write_that_fails_removes_its_partial_file_and_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    def no_space(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a full disk's write reports it: no file name
+
+    folder = training.RunFolder(tmp_path / "run")
+    monkeypatch.setattr(os, "replace", no_space)
+    with pytest.raises(OSError) as raised:
+        folder.write_config(training.TrainConfig(run_dir=folder.path, steps=20))
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(folder.config_file)
+    assert list(folder.path.iterdir()) == []

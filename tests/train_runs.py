@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -56,3 +57,34 @@ def hold_lock(run_dir: Path) -> Iterator[subprocess.Popen[str]]:
     finally:
         holder.kill()
         holder.communicate(timeout=30)
+
+
+@contextlib.contextmanager
+def small_disk(where: Path, size: str = "4m") -> Iterator[Path]:
+    """A real disk of ``size`` (a tmpfs mounted at ``where``), so a test can fill it; unmounted at the end.
+
+    Mounting needs root (or CAP_SYS_ADMIN), as in CI and on the project's machines; elsewhere the test is skipped, saying so.
+    """
+    import pytest
+
+    where.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small disk here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "--lazy", str(where)], check=True)
+
+
+def leave_free(disk: Path, free: int) -> Path:
+    """Fill ``disk`` with a file ``ballast`` so that ``free`` bytes (whole 4 KiB pages) stay free; delete it to free the space."""
+    ballast = disk / "ballast"
+    ballast.unlink(missing_ok=True)
+    stats = os.statvfs(disk)
+    size = stats.f_bavail * stats.f_frsize - free
+    with ballast.open("wb") as file:
+        file.write(bytes(size))
+    stats = os.statvfs(disk)
+    assert stats.f_bavail * stats.f_frsize == free, (stats.f_bavail * stats.f_frsize, free)
+    return ballast

@@ -47,6 +47,7 @@ from helpers.train.cli import (
     CRASH_EXIT_CODE,
     DATA_EXIT_CODE,
     MISMATCH_EXIT_CODE,
+    NO_SPACE_EXIT_CODE,
     NON_FINITE_EXIT_CODE,
     USAGE_EXIT_CODE,
     config_from_args,
@@ -102,7 +103,7 @@ if not TYPE_CHECKING:  # mypy sees the imports above instead, so a name that doe
 
 __all__ = [
     "CRASH_EXIT_CODE", "DATA_EXIT_CODE", "MAX_DEFAULT_WARMUP_STEPS", "MAX_NON_FINITE_STEPS", "MIRRORED_REPLICAS", "MISMATCH_EXIT_CODE",
-    "NON_FINITE_EXIT_CODE", "STRATEGIES", "USAGE_EXIT_CODE", "ClusterConfigError", "ConfigError", "Finished", "Interrupted",
+    "NO_SPACE_EXIT_CODE", "NON_FINITE_EXIT_CODE", "STRATEGIES", "USAGE_EXIT_CODE", "ClusterConfigError", "ConfigError", "Finished", "Interrupted",
     "RunFolder", "RunFolderBusyError", "RunFolderError", "RunParts", "StepHook", "StrategyError", "TrainConfig", "TrainResult", "WorkerRole", "build",
     "call_end", "check_not_diverged", "config_from_args", "config_options", "default_text", "evaluate", "fingerprint", "finish", "hooks_from_args",
     "interrupt_exit_code", "local_tf_configs", "main", "make_parser", "make_schedule", "make_strategy", "make_train_step",

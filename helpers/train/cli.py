@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from helpers.errors import NO_SPACE_ERRNOS
 from helpers.train.cluster import TF_CONFIG, ClusterConfigError, WorkerRole, worker_role
 from helpers.train.config import ConfigError, TrainConfig, config_options, default_text, option_name
 from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError, other_configuration
@@ -37,12 +38,15 @@ MISMATCH_EXIT_CODE = 4
 NON_FINITE_EXIT_CODE = 5
 #: Exit status when the bundled data (``data/digits.npz``) is missing or damaged; the line says how to regenerate it.
 DATA_EXIT_CODE = 6
+#: Exit status of a run stopped because a write failed for lack of space (a full disk or quota); its line says what is kept.
+NO_SPACE_EXIT_CODE = 7
 #: The exit statuses, as ``--help`` lists them; README.md, *The capstone command*, says more of each.
 EXIT_STATUSES = (
     f"exit statuses: 0 done; 1 a file the command could not write (one line) or an unexpected error (a traceback); "
     f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use; {CRASH_EXIT_CODE} --crash-at-step; "
     f"{MISMATCH_EXIT_CODE} a rerun with other options, or only damaged checkpoints; {NON_FINITE_EXIT_CODE} the run diverged; "
-    f"{DATA_EXIT_CODE} the bundled data is missing or damaged; 130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
+    f"{DATA_EXIT_CODE} the bundled data is missing or damaged; {NO_SPACE_EXIT_CODE} no space left for a write (the disk is full); "
+    "130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
     "README.md, section 'The capstone command', says more of each."
 )
 #: What a refusal for another configuration suggests.
@@ -148,8 +152,23 @@ def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any
         ((RunFolderError,), lambda _: USAGE_EXIT_CODE, _folder_hint),
         ((ClusterConfigError,), lambda _: USAGE_EXIT_CODE, lambda error: f"{error} (see --help)"),
         ((StrategyError,), lambda _: USAGE_EXIT_CODE, str),
-        ((OSError,), lambda _: 1, lambda error: f"{type(error).__name__}: {error}"),  # a folder that cannot be written, a full disk ...
+        ((OSError,), os_error_status, os_error_line),  # a full disk (its own status), a folder that cannot be written ...
     ]
+
+
+def os_error_status(error: OSError) -> int:
+    """:data:`NO_SPACE_EXIT_CODE` for a write that failed for lack of space, 1 for any other ``OSError``."""
+    return NO_SPACE_EXIT_CODE if error.errno in NO_SPACE_ERRNOS else 1
+
+
+#: What the line of a write that found no space suggests.
+NO_SPACE_HINT = "free space on that disk and run the same command again: it resumes from the latest checkpoint, if there is one"
+
+
+def os_error_line(error: OSError) -> str:
+    """The one line for an ``OSError``; for lack of space, what to do about it (:data:`NO_SPACE_HINT`)."""
+    line = f"{type(error).__name__}: {error}"
+    return f"{line}; {NO_SPACE_HINT}" if error.errno in NO_SPACE_ERRNOS else line
 
 
 def _fail(message: str, status: int) -> int:
@@ -235,6 +254,8 @@ def _refusal_before_tensorflow(config: TrainConfig, fresh: bool, held: contextli
             _take_folder(folder, role, fresh, held)
     except RunFolderError as error:
         return _fail(_folder_hint(error), USAGE_EXIT_CODE)
+    except OSError as error:  # writing the lock file or emptying the folder failed (a full disk ...)
+        return _fail(os_error_line(error), os_error_status(error))
     return None
 
 

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402  (after quiet_tensorflow_logs)
 
 from helpers.checkpoints import CheckpointMismatchError, RestoreInfo  # noqa: E402
+from helpers.errors import NO_SPACE_ERRNOS, CaughtError, errno_of  # noqa: E402
 from helpers.schedules import rate_of_update  # noqa: E402
 from helpers.train.calls import StepHook, call_end, run_calls  # noqa: E402
 from helpers.train.cluster import role_of  # noqa: E402
@@ -47,6 +48,10 @@ def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals
     folder.check()
     role = role_of(config)
     is_chief = role is None or role.is_chief
+    if is_chief:
+        removed = folder.remove_leftovers()
+        if removed:
+            print(f"removed what an unfinished write left: {', '.join(removed)}", file=out, flush=True)
     parts = build(config, role)
     info = restore(parts, config)
     print(info.message, file=out, flush=True)
@@ -57,7 +62,7 @@ def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals
     resolver = parts.strategy.cluster_resolver if role is not None else None
     stops = stop_requests(saver, resolver) if handle_signals else contextlib.nullcontext(lambda: None)
     try:
-        with _writers(folder, is_chief) as (train_writer, validation_writer), stops as check_stop:
+        with _no_space_as_os_error(), _writers(folder, is_chief) as (train_writer, validation_writer), stops as check_stop:
             run = _Run(config, parts, saver, validation_writer, out)
             train_until = make_train_until(parts, config.log_every, train_writer)
             run_calls(
@@ -81,6 +86,18 @@ def restore(parts: RunParts, config: TrainConfig) -> RestoreInfo:
         if differences:
             raise CheckpointMismatchError(other_configuration(config.run_dir, differences))
     return info
+
+
+@contextlib.contextmanager
+def _no_space_as_os_error() -> Iterator[None]:
+    """Raise a TensorFlow error of a write that found no space (an event file's) as the ``OSError`` it is, with its ``errno``."""
+    try:
+        yield
+    except tf.errors.OpError as error:
+        code = errno_of(error)
+        if code not in NO_SPACE_ERRNOS:
+            raise
+        raise OSError(code, CaughtError(error).first_line) from error
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import fcntl
 import functools
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from helpers.paths import checkpoint_prefixes, checkpoint_step, display_path
+from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.config import TrainConfig
@@ -95,10 +96,34 @@ class RunFolder:
         return self.path / self.LOCK
 
     def foreign_entries(self) -> list[str]:
-        """Names in the folder that no run writes (sorted); empty for a missing folder."""
+        """Names in the folder that no run writes (sorted); empty for a missing folder.
+
+        The lock file and the partial files of a JSON write that did not finish are a run's own.
+        """
         if not self.path.is_dir():
             return []
-        return sorted(entry.name for entry in self.path.iterdir() if entry.name not in self.ENTRIES | {self.LOCK})
+        own = self.ENTRIES | {self.LOCK}
+        return sorted(entry.name for entry in self.path.iterdir() if entry.name not in own and not _PARTIAL_JSON.match(entry.name))
+
+    def remove_leftovers(self) -> list[str]:
+        """Remove what writes and saves that did not finish left in the folder; the paths removed, relative to it.
+
+        The partial files of ``config.json`` and ``result.json`` (:func:`_write_json`), the torn
+        saves in ``checkpoints/`` (:data:`helpers.paths.TORN_SAVE`) and empty event files (a summary
+        writer that could not write its first record: they hold nothing). Only while no other process
+        writes here: the command calls it under the folder's lock.
+        """
+        removed: list[str] = []
+        rules = ((self.path, _PARTIAL_JSON), (self.checkpoints, TORN_SAVE), (self.train_logs, _EVENTS), (self.validation_logs, _EVENTS))
+        for folder, rule in rules:
+            entries = sorted(folder.iterdir()) if folder.is_dir() else []
+            for entry in (entry for entry in entries if rule.match(entry.name) and (rule is not _EVENTS or _is_empty_file(entry))):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+                removed.append(str(entry.relative_to(self.path)))
+        return removed
 
     def check(self) -> None:
         """Raise :class:`RunFolderError` naming the first thing that makes the folder unusable.
@@ -147,8 +172,11 @@ class RunFolder:
         made = _missing_folders(self.path)
         descriptor = self._take_lock()
         try:
-            os.ftruncate(descriptor, 0)
-            os.write(descriptor, f"{holder}\n".encode())
+            try:
+                os.ftruncate(descriptor, 0)
+                os.write(descriptor, f"{holder}\n".encode())
+            except OSError as error:  # a full disk: say which file could not be written
+                raise OSError(error.errno, error.strerror, str(self.lock_file)) from None
             yield
         finally:
             with contextlib.suppress(OSError):
@@ -266,11 +294,31 @@ class RunFolder:
             self.path.rmdir()  # stays while it holds the lock file
 
 
+#: The partial file of :func:`_write_json` for ``config.json`` or ``result.json``: ``.<name>.<pid>.tmp``.
+_PARTIAL_JSON = re.compile(r"^\.(config|result)\.json\.\d+\.tmp$")
+
+
+#: A TensorFlow event file's name (``events.out.tfevents.<time>.<host>...``).
+_EVENTS = re.compile(r"^events\.out\.tfevents\.")
+
+
+def _is_empty_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink() and path.stat().st_size == 0
+
+
 def _write_json(path: Path, values: Mapping[str, Any]) -> None:
+    """Write ``path`` through a partial file renamed into place; a write that fails (a full disk) removes the partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(json.dumps(values, indent=2) + "\n")
-    os.replace(partial, path)  # readers see the old file or the new one, never half of one
+    try:
+        partial.write_text(json.dumps(values, indent=2) + "\n")
+        os.replace(partial, path)  # readers see the old file or the new one, never half of one
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from None  # the error of a full disk names no file
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def _missing_folders(path: Path) -> list[Path]:
