@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from helpers import train as training
 from helpers.paths import repo_root
@@ -56,3 +59,12 @@ def hold_lock(run_dir: Path) -> Iterator[subprocess.Popen[str]]:
     finally:
         holder.kill()
         holder.communicate(timeout=30)
+
+
+def stand_in_train(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace ``train`` (and TensorFlow with it) by a stand-in that notes what the run folder's lock file says, and returns."""
+    seen: list[str] = []
+    stand_in = types.ModuleType("helpers.train.run")
+    monkeypatch.setattr(stand_in, "train", lambda config, **_: seen.append(training.RunFolder(config.run_dir).lock_file.read_text()), raising=False)
+    monkeypatch.setitem(sys.modules, "helpers.train.run", stand_in)
+    return seen
