@@ -20,7 +20,7 @@ from helpers import train as training
 from helpers.paths import checkpoint_name, repo_root
 from helpers.train.cli import lock_holder
 from helpers.train.cluster import TF_CONFIG
-from tests.train_runs import UNUSABLE, folder_state, hold_lock
+from tests.train_runs import UNUSABLE, folder_state, hold_lock, stand_in_train
 
 
 @pytest.mark.parametrize(
@@ -202,6 +202,7 @@ def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
         training.RunFolderError("x", emptying_helps=True): training.USAGE_EXIT_CODE,
         training.ClusterConfigError("x"): training.USAGE_EXIT_CODE,
         training.StrategyError("x"): training.USAGE_EXIT_CODE,
+        training.PeerLostError(training.WorkerRole(index=0, workers=2), 1, "x"): training.PEER_LOST_EXIT_CODE,
         PermissionError("x"): 1,
         OSError(errno.ENOSPC, "No space left on device", "run/config.json"): training.NO_SPACE_EXIT_CODE,
         OSError(errno.EDQUOT, "Disk quota exceeded"): training.NO_SPACE_EXIT_CODE,
@@ -214,15 +215,6 @@ def test_every_handled_error_has_one_status_and_others_are_raised() -> None:
         assert status_of(error) == status and "\n" not in message_of(error), type(error).__name__
         assert message_of(error).endswith(NO_SPACE_HINT) == (status == training.NO_SPACE_EXIT_CODE), message_of(error)
     assert not any(isinstance(KeyError("x"), row[0]) for row in table)  # a bug is a traceback, not a status
-
-
-def _stand_in_train(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replace ``train`` (and TensorFlow with it) by a stand-in that notes what the run folder's lock file says, and returns."""
-    seen: list[str] = []
-    stand_in = types.ModuleType("helpers.train.run")
-    monkeypatch.setattr(stand_in, "train", lambda config, **_: seen.append(training.RunFolder(config.run_dir).lock_file.read_text()), raising=False)
-    monkeypatch.setitem(sys.modules, "helpers.train.run", stand_in)
-    return seen
 
 
 BUSY_REMEDY = "wait for that run to end or stop it, or give --run-dir another folder"
@@ -254,14 +246,14 @@ def test_a_lock_file_left_by_a_killed_run_does_not_block(tmp_path: Path, capsys:
         holder.kill()  # SIGKILL: no cleanup; the kernel releases its lock
         holder.wait(timeout=30)
     assert folder.lock_file.read_text() == f"pid {holder.pid}\n"  # left behind
-    seen = _stand_in_train(monkeypatch)
+    seen = stand_in_train(monkeypatch)
     assert training.main(["--run-dir", str(folder.path), "--steps", "20"]) == 0, capsys.readouterr().err
     assert seen == [f"pid {os.getpid()}\n"]  # the run held the lock, with its own pid written in it
     assert list(folder.path.iterdir()) == []  # and removed the lock file when it ended
 
 
 def test_a_run_removes_its_lock_file_and_the_folder_it_made_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = _stand_in_train(monkeypatch)
+    seen = stand_in_train(monkeypatch)
     assert training.main(["--run-dir", str(tmp_path / "new" / "run"), "--steps", "20"]) == 0
     assert seen == [f"pid {os.getpid()}\n"] and list(tmp_path.iterdir()) == []
 
@@ -271,7 +263,7 @@ def test_under_multiworker_the_chief_holds_the_lock_and_other_workers_take_none(
 ) -> None:
     """The chief alone writes the run folder, so it alone locks it; worker 1 saves in a temporary folder of its own."""
     folder = training.RunFolder(tmp_path / "run")
-    seen = _stand_in_train(monkeypatch)
+    seen = stand_in_train(monkeypatch)
     options = ["--run-dir", str(folder.path), "--steps", "20", "--strategy", "multiworker"]
     chief, other = training.local_tf_configs(2)
     with folder.locked(lock_holder(training.WorkerRole(index=0, workers=2))):  # a chief of a running cluster (this process)

@@ -6,8 +6,11 @@ import contextlib
 import os
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from helpers import train as training
 from helpers.paths import repo_root
@@ -65,7 +68,6 @@ def small_disk(where: Path, size: str = "4m") -> Iterator[Path]:
 
     Mounting needs root (or CAP_SYS_ADMIN), as in CI and on the project's machines; elsewhere the test is skipped, saying so.
     """
-    import pytest
 
     where.mkdir(parents=True, exist_ok=True)
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
@@ -88,3 +90,12 @@ def leave_free(disk: Path, free: int) -> Path:
     stats = os.statvfs(disk)
     assert stats.f_bavail * stats.f_frsize == free, (stats.f_bavail * stats.f_frsize, free)
     return ballast
+
+
+def stand_in_train(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace ``train`` (and TensorFlow with it) by a stand-in that notes what the run folder's lock file says, and returns."""
+    seen: list[str] = []
+    stand_in = types.ModuleType("helpers.train.run")
+    monkeypatch.setattr(stand_in, "train", lambda config, **_: seen.append(training.RunFolder(config.run_dir).lock_file.read_text()), raising=False)
+    monkeypatch.setitem(sys.modules, "helpers.train.run", stand_in)
+    return seen

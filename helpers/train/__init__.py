@@ -20,7 +20,7 @@ runs the same loop under ``tf.distribute`` (``--strategy mirrored`` or ``multiwo
 
 The modules, each with one job: :mod:`~helpers.train.config` (what defines a run) and
 :mod:`~helpers.train.run_folder` (where it writes), both TensorFlow-free; :mod:`~helpers.train.cluster`
-(``TF_CONFIG``) and :mod:`~helpers.train.strategies`; :mod:`~helpers.train.parts` (the run's
+(``TF_CONFIG``, a lost worker, the workers' temporary folders) and :mod:`~helpers.train.strategies`; :mod:`~helpers.train.parts` (the run's
 model, optimizer, data and checkpoint, made by :func:`build`); :mod:`~helpers.train.step` (the train
 step and ``train_until``, the ``tf.function`` that runs many of them per call);
 :mod:`~helpers.train.calls` (the Python loop of calls); :mod:`~helpers.train.run` (one run:
@@ -49,6 +49,7 @@ from helpers.train.cli import (
     MISMATCH_EXIT_CODE,
     NO_SPACE_EXIT_CODE,
     NON_FINITE_EXIT_CODE,
+    PEER_LOST_EXIT_CODE,
     USAGE_EXIT_CODE,
     config_from_args,
     hooks_from_args,
@@ -56,7 +57,7 @@ from helpers.train.cli import (
     main,
     make_parser,
 )
-from helpers.train.cluster import ClusterConfigError, WorkerRole, local_tf_configs, worker_role
+from helpers.train.cluster import ClusterConfigError, PeerLostError, WorkerRole, local_tf_configs, worker_role
 from helpers.train.config import (
     MAX_DEFAULT_WARMUP_STEPS,
     MIRRORED_REPLICAS,
@@ -103,9 +104,10 @@ if not TYPE_CHECKING:  # mypy sees the imports above instead, so a name that doe
 
 __all__ = [
     "CRASH_EXIT_CODE", "DATA_EXIT_CODE", "MAX_DEFAULT_WARMUP_STEPS", "MAX_NON_FINITE_STEPS", "MIRRORED_REPLICAS", "MISMATCH_EXIT_CODE",
-    "NO_SPACE_EXIT_CODE", "NON_FINITE_EXIT_CODE", "STRATEGIES", "USAGE_EXIT_CODE", "ClusterConfigError", "ConfigError", "Finished", "Interrupted",
-    "RunFolder", "RunFolderBusyError", "RunFolderError", "RunParts", "StepHook", "StrategyError", "TrainConfig", "TrainResult", "WorkerRole", "build",
-    "call_end", "check_not_diverged", "config_from_args", "config_options", "default_text", "evaluate", "fingerprint", "finish", "hooks_from_args",
+    "NO_SPACE_EXIT_CODE", "NON_FINITE_EXIT_CODE", "PEER_LOST_EXIT_CODE", "STRATEGIES", "USAGE_EXIT_CODE", "ClusterConfigError", "ConfigError",
+    "Finished", "Interrupted", "PeerLostError", "RunFolder", "RunFolderBusyError", "RunFolderError", "RunParts", "StepHook", "StrategyError",
+    "TrainConfig", "TrainResult", "WorkerRole", "build", "call_end", "check_not_diverged", "config_from_args", "config_options", "default_text",
+    "evaluate", "fingerprint", "finish", "hooks_from_args",
     "interrupt_exit_code", "local_tf_configs", "main", "make_parser", "make_schedule", "make_strategy", "make_train_step",
     "make_train_until", "option_name", "restore", "run_calls", "signal_at_step", "split_cpu", "start", "start_workers",
     "state_fingerprint", "stop", "train", "worker_role",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from helpers.errors import NO_SPACE_ERRNOS
-from helpers.train.cluster import TF_CONFIG, ClusterConfigError, WorkerRole, worker_role
+from helpers.train.cluster import TF_CONFIG, ClusterConfigError, PeerLostError, WorkerRole, remove_dead_owners_scratch, worker_role
 from helpers.train.config import ConfigError, TrainConfig, config_options, default_text, option_name
 from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError, other_configuration
 from helpers.train.signals import STOP_SIGNALS, Interrupted, ignore_stop_signals
@@ -40,17 +40,22 @@ NON_FINITE_EXIT_CODE = 5
 DATA_EXIT_CODE = 6
 #: Exit status of a run stopped because a write failed for lack of space (a full disk or quota); its line says what is kept.
 NO_SPACE_EXIT_CODE = 7
+#: Exit status of a worker of a cluster (``--strategy multiworker``) whose peer stopped or was killed; the line says how to resume.
+PEER_LOST_EXIT_CODE = 8
 #: The exit statuses, as ``--help`` lists them; README.md, *The capstone command*, says more of each.
 EXIT_STATUSES = (
     f"exit statuses: 0 done; 1 a file the command could not write (one line) or an unexpected error (a traceback); "
     f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use; {CRASH_EXIT_CODE} --crash-at-step; "
     f"{MISMATCH_EXIT_CODE} a rerun with other options, or only damaged checkpoints; {NON_FINITE_EXIT_CODE} the run diverged; "
     f"{DATA_EXIT_CODE} the bundled data is missing or damaged; {NO_SPACE_EXIT_CODE} no space left for a write (the disk is full); "
+    f"{PEER_LOST_EXIT_CODE} another worker of the cluster stopped or was killed; "
     "130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
     "README.md, section 'The capstone command', says more of each."
 )
 #: What a refusal for another configuration suggests.
 SAME_RUN_HINT = "use the same options, --fresh, or another --run-dir"
+#: What a worker whose peer was lost suggests.
+RESTART_CLUSTER_HINT = "start every worker again with the same command: it resumes from the last checkpoint"
 
 
 def interrupt_exit_code(signal_number: int) -> int:
@@ -149,6 +154,7 @@ def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any
         ((CheckpointError,), lambda _: MISMATCH_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}; {SAME_RUN_HINT}"),
         ((FloatingPointError,), lambda _: NON_FINITE_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # MAX_NON_FINITE_STEPS skipped
         ((DataError,), lambda _: DATA_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # its message names the remedy
+        ((PeerLostError,), lambda _: PEER_LOST_EXIT_CODE, lambda error: f"{error}; {RESTART_CLUSTER_HINT}"),
         ((RunFolderError,), lambda _: USAGE_EXIT_CODE, _folder_hint),
         ((ClusterConfigError,), lambda _: USAGE_EXIT_CODE, lambda error: f"{error} (see --help)"),
         ((StrategyError,), lambda _: USAGE_EXIT_CODE, str),
@@ -273,6 +279,7 @@ def _main(argv: Sequence[str] | None) -> int:
         refused = _refusal_before_tensorflow(config, args.fresh, held)
         if refused is not None:
             return refused
+        remove_dead_owners_scratch()  # the temporary folders of workers killed earlier (a SIGKILL leaves them behind)
         from helpers.train.run import train  # TensorFlow loads here, once every check that needs none has passed
 
         try:

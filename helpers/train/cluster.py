@@ -1,13 +1,20 @@
-"""A cluster of worker processes: reading ``TF_CONFIG`` for ``--strategy multiworker``, and writing one for local workers.
+"""A cluster of worker processes: reading ``TF_CONFIG`` for ``--strategy multiworker``, writing one for local workers,
+the line for a lost worker, and the temporary folders a worker keeps (and a killed one leaves behind).
 
-TensorFlow-free: the command refuses a bad ``TF_CONFIG`` before TensorFlow reads it.
+TensorFlow-free: the command refuses a bad ``TF_CONFIG`` before TensorFlow reads it, and removes a
+killed worker's temporary folders before TensorFlow loads.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import stat
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from helpers.ports import LOOPBACK, free_port
 from helpers.train.config import TrainConfig, is_int
@@ -67,3 +74,80 @@ def local_tf_configs(workers: int) -> list[str]:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     cluster = {"worker": [f"{LOOPBACK}:{free_port()}" for _ in range(workers)]}
     return [json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}) for index in range(workers)]
+
+
+#: Start of every temporary folder a worker makes: ``helpers-train-<kind>-<owner's pid>-<random>`` (:func:`scratch_prefix`).
+SCRATCH_START = "helpers-train-"
+_SCRATCH_NAME = re.compile(re.escape(SCRATCH_START) + r"(?:preemption|worker)-(?P<pid>[0-9]+)-")
+
+
+def scratch_prefix(kind: str) -> str:
+    """The name prefix of a temporary folder of this process (``tempfile``'s ``prefix``): its kind and this process's pid.
+
+    ``kind`` is ``"worker"`` (another worker's checkpoint copies) or ``"preemption"`` (TensorFlow's
+    preemption handler's unused folder). The pid lets a later start tell a killed owner's folder
+    (:func:`remove_dead_owners_scratch`) from a running one's.
+    """
+    if kind not in ("worker", "preemption"):
+        raise ValueError(f"kind must be 'worker' or 'preemption', got {kind!r}")
+    return f"{SCRATCH_START}{kind}-{os.getpid()}-"
+
+
+def _process_runs(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user counts: it runs, we may not signal it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dead_owners_scratch(folder: Path) -> list[Path]:
+    """This user's folders named by :func:`scratch_prefix` in ``folder`` whose owner process no longer runs."""
+    dead = []
+    for entry in folder.iterdir():
+        match = _SCRATCH_NAME.match(entry.name)
+        if match is None:
+            continue
+        try:
+            info = entry.lstat()
+        except FileNotFoundError:  # removed meanwhile (its owner ended)
+            continue
+        ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()  # never a symlink, a file, or another user's folder
+        if ours and not _process_runs(int(match["pid"])):
+            dead.append(entry)
+    return dead
+
+
+def remove_dead_owners_scratch(folder: Path | None = None) -> list[Path]:
+    """Remove the temporary folders that killed workers left in ``folder`` (the temporary directory); the ones removed.
+
+    A worker deletes its folders when it ends, unless it is killed (``SIGKILL``). Only this user's
+    folders named by :func:`scratch_prefix` are looked at, and a folder whose owner pid runs is kept.
+    """
+    removed = []
+    for entry in _dead_owners_scratch(Path(tempfile.gettempdir()) if folder is None else folder):
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+class PeerLostError(RuntimeError):
+    """Another worker of the cluster stopped or was killed while this one trained: the cluster cannot go on."""
+
+    def __init__(self, role: WorkerRole, lost: int | None, reason: str) -> None:
+        self.role, self.lost = role, lost
+        who = "another worker of the cluster" if lost is None else f"worker {lost} of {role.workers}{' (the chief)' if lost == 0 else ''}"
+        super().__init__(f"{who} stopped or was killed ({reason}), so worker {role.index} stopped too")
+
+
+def lost_worker(role: WorkerRole, message: str) -> int | None:
+    """Which other worker an error message of the cluster names (``/job:worker/replica:0/task:1``), None if not one.
+
+    In a cluster of two, the lost worker can only be the other one.
+    """
+    named = {int(index) for index in re.findall(r"/job:worker/(?:replica:[0-9]+/)?task:([0-9]+)", message)} - {role.index}
+    others = named or set(range(role.workers)) - {role.index}
+    return others.pop() if len(others) == 1 else None

@@ -22,7 +22,7 @@ from helpers.checkpoints import CheckpointMismatchError, RestoreInfo  # noqa: E4
 from helpers.errors import NO_SPACE_ERRNOS, CaughtError, errno_of  # noqa: E402
 from helpers.schedules import rate_of_update  # noqa: E402
 from helpers.train.calls import StepHook, call_end, run_calls  # noqa: E402
-from helpers.train.cluster import role_of  # noqa: E402
+from helpers.train.cluster import WorkerRole, role_of  # noqa: E402
 from helpers.train.config import TrainConfig  # noqa: E402
 from helpers.train.parts import RunParts, build  # noqa: E402
 from helpers.train.results import TrainResult, state_fingerprint  # noqa: E402
@@ -30,6 +30,7 @@ from helpers.train.run_folder import RunFolder, other_configuration, shown  # no
 from helpers.train.saver import Saver  # noqa: E402
 from helpers.train.signals import stop_requests  # noqa: E402
 from helpers.train.step import make_train_until  # noqa: E402
+from helpers.train.strategies import peer_losses_raised  # noqa: E402
 
 
 def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals: bool = False, out: TextIO | None = None) -> TrainResult:
@@ -41,12 +42,19 @@ def train(config: TrainConfig, *, hooks: Sequence[StepHook] = (), handle_signals
     written. ``hooks`` run after each update (the command's ``--crash-at-step`` and
     ``--pause-per-step``). With ``handle_signals`` (the command), SIGINT and SIGTERM save a
     checkpoint at the step the call in progress ends at and raise :class:`helpers.train.Interrupted`.
+    A worker of a cluster whose peer stopped or was killed raises :class:`helpers.train.cluster.PeerLostError`.
     Progress is one line per evaluation on ``out`` (``sys.stdout`` as it is when the run starts, by default).
     """
     out = sys.stdout if out is None else out
     folder = RunFolder(config.run_dir)
     folder.check()
     role = role_of(config)
+    with peer_losses_raised(role):  # a worker whose peer was killed: PeerLostError, not TensorFlow's traceback
+        return _train(config, role, hooks, handle_signals, out, folder)
+
+
+def _train(config: TrainConfig, role: WorkerRole | None, hooks: Sequence[StepHook], handle_signals: bool, out: TextIO, folder: RunFolder) -> TrainResult:
+    """:func:`train` once the folder is checked and this process's role is known."""
     is_chief = role is None or role.is_chief
     if is_chief:
         removed = folder.remove_leftovers()

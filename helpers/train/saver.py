@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from helpers.checkpoints import RestoreInfo, TrainingCheckpoint
+from helpers.train.cluster import scratch_prefix
 
 
 class Saver:
@@ -18,7 +19,7 @@ class Saver:
 
     def __init__(self, checkpoint: TrainingCheckpoint, *, is_chief: bool, restored: RestoreInfo) -> None:
         self.is_chief = is_chief
-        self._scratch = None if is_chief else Path(tempfile.mkdtemp(prefix="helpers-train-worker-"))
+        self._scratch = None if is_chief else Path(tempfile.mkdtemp(prefix=scratch_prefix("worker")))
         self._checkpoint = checkpoint if self._scratch is None else checkpoint.relocated(self._scratch)
         #: The step and path of the latest checkpoint of this run: the restored one until the first save.
         self.last_saved = restored.step if restored.restored else -1

@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from helpers.train.cluster import scratch_prefix
 from helpers.train.run_folder import shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,7 +97,8 @@ def _cluster(saver: Saver, cluster_resolver: object) -> Iterator[Callable[[], No
 
     # Saving is ours (save_fn), so the handler's own CheckpointManager never writes: it gets an empty
     # checkpoint in a scratch folder.
-    with tempfile.TemporaryDirectory(prefix="helpers-train-preemption-", ignore_cleanup_errors=True) as scratch:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix("preemption"), ignore_cleanup_errors=True) as scratch:
+        quiet_peer_watcher()
         handler = tf.distribute.experimental.PreemptionCheckpointHandler(
             cluster_resolver,
             tf.train.Checkpoint(),
@@ -118,3 +121,34 @@ def _cluster(saver: Saver, cluster_resolver: object) -> Iterator[Callable[[], No
         signal.signal(signal.SIGTERM, note_sigterm)
         signal.signal(signal.SIGINT, forward_sigint)
         yield handler.save_checkpoint_if_preempted
+
+
+#: The name TensorFlow gives the thread of ``PreemptionCheckpointHandler`` that waits for a peer's preemption notice.
+PEER_WATCHER_THREAD = "PeerTerminationWatcher-"
+
+
+def quiet_peer_watcher() -> None:
+    """Keep TensorFlow's peer watcher thread from printing a traceback when the chief is killed.
+
+    ``PreemptionCheckpointHandler`` starts a daemon thread (:data:`PEER_WATCHER_THREAD`) that blocks on
+    the coordination service the chief hosts. When the chief is killed, that call fails with
+    ``UnavailableError`` in the thread, and Python's ``threading.excepthook`` prints the traceback, while
+    the main thread's training call fails too and says in one line what happened
+    (:class:`helpers.train.cluster.PeerLostError`). TensorFlow offers no way to stop the thread from
+    outside (it stops it from the handler's ``__del__``, which cannot interrupt a call already failing),
+    so this hook, installed once for the process, drops TensorFlow's errors of that thread only; every
+    other exception, in any thread, goes to the hook that was there before. It stays installed: the
+    thread can fail after the run has unwound, while the command exits.
+    """
+    previous = threading.excepthook
+    if getattr(previous, "quiets_peer_watcher", False):
+        return
+    import tensorflow as tf  # loaded already: a handler is being made
+
+    def excepthook(args: threading.ExceptHookArgs) -> None:
+        from_watcher = args.thread is not None and args.thread.name.startswith(PEER_WATCHER_THREAD)
+        if not (from_watcher and isinstance(args.exc_value, tf.errors.OpError)):
+            previous(args)
+
+    excepthook.quiets_peer_watcher = True  # type: ignore[attr-defined]
+    threading.excepthook = excepthook

@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from helpers.environment import quiet_tensorflow_logs
 
 quiet_tensorflow_logs()
 
 import tensorflow as tf  # noqa: E402  (after quiet_tensorflow_logs)
 
-from helpers.train.cluster import WorkerRole  # noqa: E402
+from helpers.train.cluster import PeerLostError, WorkerRole, lost_worker  # noqa: E402
 from helpers.train.config import MIRRORED_REPLICAS, STRATEGIES  # noqa: E402
 
 
 class StrategyError(RuntimeError):
     """The requested ``tf.distribute`` strategy cannot be made in this process."""
+
+
+#: What TensorFlow raises in a worker whose peer went away: a collective op aborted ("Connection reset by
+#: peer", or the coordination service's "tasks are unhealthy (stopped sending heartbeats)").
+PEER_LOST_ERRORS = (tf.errors.UnavailableError, tf.errors.AbortedError)
+
+
+@contextlib.contextmanager
+def peer_losses_raised(role: WorkerRole | None) -> Iterator[None]:
+    """For a worker of a cluster (``role``), turn TensorFlow's error for a lost peer into :class:`PeerLostError`.
+
+    A run of one process (``role`` None) is left alone: there the same errors mean something else.
+    """
+    if role is None:
+        yield
+        return
+    try:
+        yield
+    except PEER_LOST_ERRORS as error:
+        raise PeerLostError(role, lost_worker(role, str(error)), f"TensorFlow: {type(error).__name__}") from error
 
 
 def split_cpu(devices: int = MIRRORED_REPLICAS) -> None:
