@@ -83,6 +83,8 @@ def test_notebook_hygiene(path: Path) -> None:
     assert text.count("helpers.run_dir(") == 1, "one build folder per notebook"
     for cell in code:
         assert cell.source.strip(), "no empty code cells"
+        # run alone (its variable undefined), IPython would write a file literally named `{VAR}` beside the notebook
+        assert not re.match(r"%%writefile .*[{$]", cell.source), "write a script to a path in a variable with Path(...).write_text"
         assert "papermill" not in cell.metadata and "execution" not in cell.metadata
         for output in cell.outputs:
             assert output.output_type != "error", f"stored error in cell [{cell.execution_count}]"
