@@ -2,7 +2,7 @@
 
 The notebooks keep the TensorFlow calls they teach in plain sight; this package holds
 everything else: quiet logs and version checks (:mod:`helpers.environment`), seeding
-(:mod:`helpers.seeding`), per-notebook build folders (:mod:`helpers.paths`), showing an
+(:mod:`helpers.seeding`), the check of the notebook parameters (:mod:`helpers.parameters`), per-notebook build folders (:mod:`helpers.paths`), showing an
 expected error (:mod:`helpers.errors`), the bundled data (:mod:`helpers.data`), figures
 (:mod:`helpers.plots`) and the exercises' self-checks (:mod:`helpers.exercises`). The project's own
 machinery, which no chapter imports (the runner, ``make lab``, the book, the glossary's checks, the
@@ -14,12 +14,15 @@ before the first ``import tensorflow``.
 
 from helpers.environment import check_versions, quiet_tensorflow_logs
 from helpers.errors import CaughtError, expect_error
+from helpers.parameters import ParameterError, check_parameters
 from helpers.paths import build_root, display_path, repo_root, run_dir
 from helpers.seeding import set_seed
 
 __all__ = [
     "CaughtError",
+    "ParameterError",
     "build_root",
+    "check_parameters",
     "check_versions",
     "display_path",
     "expect_error",

@@ -10,6 +10,7 @@ oneDNN's kernels and with Eigen's.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -18,6 +19,7 @@ import nbformat
 import pytest
 
 from helpers.environment import ONEDNN_VARIABLE, onednn_enabled
+from helpers.parameters import PARAMETERS, check_parameters
 from helpers.workbook import exercises, runner
 
 NOTEBOOKS = runner.notebooks()
@@ -31,7 +33,14 @@ FULL_PARAMETERS = {"FAST": False}
 #: The full-mode run sets TF_ENABLE_ONEDNN_OPTS to the opposite of this machine's default, so every chapter's asserts
 #: also run in the other kernel family (oneDNN's or Eigen's; README, *Kernel configurations*); nbval runs the default.
 ANSWERED_RUNS = {"other-seed-fast": (OTHER_PARAMETERS, False), "default-seed-full-other-kernels": (FULL_PARAMETERS, True)}
+#: The line every setup cell runs right after `import helpers`, before TensorFlow loads (helpers.parameters).
+CHECK_CALL = f"helpers.check_parameters({', '.join(f'{name}={name}' for name in PARAMETERS)})"
 ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
+
+
+@pytest.mark.parametrize("run", list(ANSWERED_RUNS))
+def test_the_answered_runs_pass_values_every_chapter_accepts(run: str) -> None:
+    check_parameters(**ANSWERED_RUNS[run][0])
 
 
 def test_the_workbook_has_its_notebooks_in_order() -> None:
@@ -60,16 +69,22 @@ def test_notebook_hygiene(path: Path) -> None:
     code = [cell for cell in cells if cell.cell_type == "code"]
     tagged = [cell for cell in code if "parameters" in cell.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
-    assert re.search(r"^SEED = \d+", tagged[0].source, re.MULTILINE) and re.search(r"^FAST = False", tagged[0].source, re.MULTILINE)
+    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(tagged[0].source).body if isinstance(node, ast.Assign)}
+    assert list(defaults) == list(PARAMETERS), f"the parameters cell sets {list(defaults)}, not the notebook parameters {list(PARAMETERS)}"
+    check_parameters(**defaults)
+    assert defaults["FAST"] is False, "the stored outputs are the full run's"
     assert code.index(tagged[0]) == 0, "the parameters cell comes before any other code"
 
     counts = [cell.execution_count for cell in code]
     assert counts == list(range(1, len(code) + 1)), f"execution counts {counts}: store one clean run (`make refresh`)"
     text = "\n".join(cell.source for cell in cells)
     assert "quiet_tensorflow_logs()" in code[1].source, "the setup cell silences TF before importing it"
+    assert CHECK_CALL in code[1].source, f"the setup cell checks the parameters first: {CHECK_CALL}"
     assert text.count("helpers.run_dir(") == 1, "one build folder per notebook"
     for cell in code:
         assert cell.source.strip(), "no empty code cells"
+        # run alone (its variable undefined), IPython would write a file literally named `{VAR}` beside the notebook
+        assert not re.match(r"%%writefile .*[{$]", cell.source), "write a script to a path in a variable with Path(...).write_text"
         assert "papermill" not in cell.metadata and "execution" not in cell.metadata
         for output in cell.outputs:
             assert output.output_type != "error", f"stored error in cell [{cell.execution_count}]"

@@ -87,6 +87,16 @@ def test_run_rejects_unknown_notebook_in_one_line(folder: Path, capsys: pytest.C
     assert line == "python -m helpers.workbook: error: no notebook matches '99'; the notebooks are: 00_good, 01_bad"
 
 
+@pytest.mark.parametrize(("option", "says"), [(["-p", "FAST", "no"], "FAST = 'no' (str)"), (["-p", "SEED", "-1"], "SEED = -1 (int)")])
+def test_run_refuses_a_notebook_parameter_the_chapters_refuse_before_any_kernel(
+    folder: Path, capsys: pytest.CaptureFixture[str], option: list[str], says: str
+) -> None:
+    assert main(["run", "--no-progress", *option]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"python -m helpers.workbook: error: notebook parameter {says} is not ") and f"pass e.g. -p {option[1]} " in line
+    assert not (folder.parent / "build" / "executed").exists()  # no notebook ran
+
+
 def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path) -> None:
     bad_before = (folder / "01_bad.ipynb").read_text()
     assert main(["refresh", "--no-progress"]) == 1

@@ -9,8 +9,9 @@
 ``run``, ``book`` and ``list``: :mod:`helpers.workbook.runner`; ``refresh``:
 :mod:`helpers.workbook.refresh`; ``lab``: :mod:`helpers.workbook.lab`.
 
-Exit statuses: 0 done; 1 a notebook failed (``run``, ``refresh``); 2 a bad option, a notebook selector that
-matches nothing, or a port ``lab`` cannot listen on; 3 the book could not be built (the previous book is
+Exit statuses: 0 done; 1 a notebook failed (``run``, ``refresh``); 2 a bad option, a notebook parameter
+(``-p``) of a value the chapters refuse (:mod:`helpers.parameters`), a notebook selector that matches nothing,
+or a port ``lab`` cannot listen on; 3 the book could not be built (the previous book is
 kept). :data:`FAILURES` maps each error to its status and one line.
 """
 

@@ -1,6 +1,6 @@
 """The layers of ``helpers/`` and the rule between them, read from the code's own imports (``tests/test_layers.py``).
 
-- **plumbing**: what every chapter needs and no chapter teaches (quiet logs, seeds, paths, data, the
+- **plumbing**: what every chapter needs and no chapter teaches (quiet logs, seeds, the notebook parameters, paths, data, the
   model, figures, reading event files, free ports, the exercises' self-check);
 - **technique**: one training utility each, as a chapter teaches it (clipping, schedules, checkpoints,
   the TensorBoard server, TensorFlow's log records);
@@ -22,6 +22,7 @@ LAYER_OF = {
     "helpers": "plumbing",  # the package's own names: quiet_tensorflow_logs, run_dir ...
     "helpers.environment": "plumbing",
     "helpers.seeding": "plumbing",
+    "helpers.parameters": "plumbing",
     "helpers.paths": "plumbing",
     "helpers.errors": "plumbing",
     "helpers.data": "plumbing",

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.parameters import PARAMETERS, check_parameters
 from helpers.paths import NOTEBOOKS_DIR, build_root, display_path
 
 
@@ -140,6 +141,8 @@ def run_command(args: argparse.Namespace) -> int:
     parameters: dict[str, object] = {name: parse_value(value) for name, value in args.parameter}
     if args.fast:
         parameters["FAST"] = True
+    # a value a chapter would refuse in its first code cell is refused here, before any kernel starts (exit 2)
+    check_parameters(**{name: value for name, value in parameters.items() if name in PARAMETERS})
     output_dir = Path(args.output_dir) if args.output_dir else build_root() / "executed"
     results: list[Result] = []
     for number, path in enumerate(paths, start=1):
