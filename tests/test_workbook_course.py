@@ -8,6 +8,7 @@ in the gradebook; none stops the others from being graded.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,27 @@ def test_a_cell_that_never_ends_or_a_file_that_is_not_a_notebook_gets_a_grade_an
     assert (graded["gu"].score, graded["gu"].problem) == (3.0, f"exercise-2-answer ran over {TIMEOUT} s and was stopped"), graded["gu"]
     assert graded["hu"].score == 0.0 and graded["hu"].max_score == 5.0 and re.search(r"JSON|json", graded["hu"].problem), graded["hu"]
     assert set(graded) == {"ada", "bo", "cy", "di", "ed", "fa", "gu", "hu"}
+
+
+@pytest.mark.process
+def test_the_formgrader_of_the_course_answers_on_localhost_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make lab ARGS=--course``: JupyterLab in the course folder, with nbgrader's formgrader listing the chapters."""
+    import secrets
+    import urllib.request
+
+    from helpers.ports import free_port
+    from helpers.workbook import lab
+
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path))
+    course.build([chapter_path(CHAPTER)])
+    port, token = free_port(), secrets.token_urlsafe(16)
+    with lab.lab_server(port, token, root=lab.course_folder()) as base:
+        with urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=60) as response:
+            page = response.read().decode()
+        with urllib.request.urlopen(f"{base}/formgrader/api/assignments?token={token}", timeout=60) as response:
+            assignments = json.loads(response.read())
+        with urllib.request.urlopen(f"{base}/formgrader/api/assignments", timeout=60) as anonymous:  # without the token
+            refused = (anonymous.url, anonymous.read().decode())
+    assert response.status == 200 and "formgrader" in page.lower()
+    assert "/login" in refused[0] and CHAPTER not in refused[1], refused[0]  # sent to the login page, shown nothing
+    assert [assignment["name"] for assignment in assignments] == [CHAPTER], assignments
