@@ -59,6 +59,18 @@ def test_pages_are_complete_and_offline(built: Path) -> None:
     assert chapter.count("<details>") == len(solutions) and "<details open" not in chapter  # solutions stay closed
 
 
+def test_every_page_ends_with_one_licence_line_whose_links_open_the_licences_in_the_book(built: Path) -> None:
+    pages = sorted(built.glob("*.html"))
+    assert len(pages) == 1 + len(runner.notebooks()) + len(book.EXTRA_PAGES)  # the index, the chapters, the seed map and glossary
+    assert "\n" not in book.FOOTER and re.findall(r'href="([^"]+)"', book.FOOTER) == ["LICENSE.txt", "LICENSE-docs.txt"]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        ends_with_footer = re.search(re.escape(book.FOOTER) + r"\s*</body>\s*</html>\s*$", text)
+        assert text.count(book.FOOTER) == 1 and ends_with_footer, f"{page.name} does not end with the licences"
+    for source in book.LICENSE_FILES:
+        assert (built / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
+
+
 def test_links_between_notebooks_become_links_between_pages(built: Path) -> None:
     seed_map = (built / "seed_map.html").read_text(encoding="utf-8")
     assert ".ipynb" not in "".join(LOCAL_LINK.findall(seed_map)[0]) and re.search(r'href="\d{2}_\w+\.html#', seed_map)
@@ -129,7 +141,7 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
         (folder / "index.html").write_text("half a book")
     paths = _tiny_chapters(tmp_path / "notebooks")
     index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
-    assert index == out / "index.html" and sorted(_files(out)) == ["00_first.html", "01_second.html", "index.html"]
+    assert index == out / "index.html" and sorted(_files(out)) == ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html"]
     assert "01_second" in index.read_text(encoding="utf-8") and "42" in (out / "01_second.html").read_text(encoding="utf-8")
     assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", running_build.name])  # its own temporary folder is gone
     assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir

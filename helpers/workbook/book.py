@@ -7,7 +7,9 @@ and wall time of the run that produced it. Figures are embedded in the pages; li
 notebooks (``05_checkpoints.ipynb#anchor``) or to the seed map and glossary (``seed_map.md``) become
 links between pages (``05_checkpoints.html#anchor``);
 exercise solutions stay in their ``<details>`` element, closed until the reader opens them, and so does
-the body of a section whose heading JupyterLab opens folded (:func:`folded_sections`).
+the body of a section whose heading JupyterLab opens folded (:func:`folded_sections`). Every page ends
+with one line naming the licences (:data:`FOOTER`), linking to copies of ``LICENSE`` and ``LICENSE-docs``
+that each build puts beside the pages, so the links work offline.
 
 nbconvert is chosen over a site generator because it is already pinned for the tests, renders
 exactly what JupyterLab shows, and needs no theme or plugin download at build time.
@@ -28,12 +30,20 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.paths import display_path
+from helpers.paths import display_path, repo_root
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present.
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
 _PAGE_LINK = re.compile(r'href="(\d{2}_[A-Za-z0-9_]+\.ipynb|' + "|".join(re.escape(name) for name, _ in EXTRA_PAGES) + r')(#[^"]*)?"')
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
+#: The repository's licence files, copied into the book as ``<name>.txt``: a browser shows a ``.txt`` file as text,
+#: from ``file://`` and from a web server alike, where a file with no suffix may be offered as a download.
+LICENSE_FILES = (repo_root() / "LICENSE", repo_root() / "LICENSE-docs")
+#: The last line of every page: the licences, each linking to its file in the book's folder.
+FOOTER = (
+    '<footer class="book-licence">Code under the Apache License 2.0 (<a href="LICENSE.txt">LICENSE</a>); '
+    'prose and figures under CC BY 4.0 (<a href="LICENSE-docs.txt">LICENSE-docs</a>).</footer>'
+)
 #: The cell metadata key with which JupyterLab stores a heading folded, and opens it folded.
 FOLDED = "jp-MarkdownHeadingCollapsed"
 _HEADING = re.compile(r"^(#{1,6})\s")
@@ -115,7 +125,7 @@ def _render_notebook(path: Path) -> str:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="book_template", extra_template_basedirs=[str(_TEMPLATE_DIR.parent)])
-    body, _ = exporter.from_notebook_node(_mark_folds(nbformat.read(path, as_version=4)))
+    body, _ = exporter.from_notebook_node(_mark_folds(nbformat.read(path, as_version=4)), resources={"book_footer": FOOTER})
     return _local_links(body)
 
 
@@ -125,8 +135,8 @@ def _page(title: str, body: str) -> str:
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(title)}</title>"
         "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;vertical-align:top}"
-        "code{background:#f3f3f3;padding:0 .2rem}.failed{color:#b00}</style></head>"
-        f"<body><nav><a href=\"index.html\">&larr; all chapters</a></nav>\n{body}\n</body></html>\n"
+        "code{background:#f3f3f3;padding:0 .2rem}.failed{color:#b00}footer{margin-top:2rem;font-size:.85rem;color:#555}</style></head>"
+        f"<body><nav><a href=\"index.html\">&larr; all chapters</a></nav>\n{body}\n{FOOTER}\n</body></html>\n"
     )
 
 
@@ -192,6 +202,13 @@ def _write_pages(chapters: Sequence[Chapter], out_dir: Path, notebooks_dir: Path
     return index
 
 
+def _copy_license_files(out_dir: Path) -> None:
+    """Put the licence files beside the pages, where every page's footer links to them."""
+    for source in LICENSE_FILES:
+        with _naming(source):
+            shutil.copyfile(source, out_dir / f"{source.name}.txt")
+
+
 def _temporary_folder(target: Path, kind: str) -> Path:
     """A new empty folder beside ``target``, ``.book.<kind>-<pid>-<random>``: in the same file system, and named after its process."""
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.{kind}-{os.getpid()}-", dir=target.parent))
@@ -239,6 +256,7 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
     partial.chmod(0o755)  # mkdtemp's folder is private (0o700); the book is meant to be served and shared
     try:
         _write_pages(chapters, partial, notebooks_dir)
+        _copy_license_files(partial)
         _replace_folder(out_dir, partial)
     finally:
         shutil.rmtree(partial, ignore_errors=True)  # gone already once it replaced the book
