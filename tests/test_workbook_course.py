@@ -34,7 +34,8 @@ def test_the_teachers_version_adds_nbgrader_cells_and_leaves_out_the_solutions()
     chapter = nbformat.read(chapter_path(CHAPTER), as_version=4)
     exercises = find(chapter)
     source = course.course_notebook(chapter)
-    assert len(source.cells) == len(chapter.cells) - len(exercises)  # the solution cells, and nothing else
+    assert len(source.cells) == len(chapter.cells) - len(exercises) + 1  # the solution cells out, the licences' cell in
+    assert source.cells[-1].source == course.LICENSE_CELL
     graded = [cell for cell in source.cells if cell.metadata.get("nbgrader", {}).get("grade")]
     answers = [cell for cell in source.cells if cell.metadata.get("nbgrader", {}).get("solution")]
     assert [cell.metadata["nbgrader"]["points"] for cell in graded] == [exercise.points for exercise in exercises] == [1, 2, 2]
@@ -87,6 +88,8 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
     root = course.build(runner.notebooks(), tmp_path / "course")
     chapters = runner.notebooks()
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
+    for path in chapters:  # each chapter goes out with the licences its last cell links to
+        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == ["LICENSE", "LICENSE-docs", path.name]
     for path in chapters:
         chapter = nbformat.read(path, as_version=4)
         released = nbformat.read(root / "release" / path.stem / path.name, as_version=4)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.paths import build_root
+from helpers.workbook.book import LICENSE_FILES
 from helpers.workbook.exercises import Exercise, find
 
 #: nbgrader's course id for the workbook.
@@ -51,6 +52,13 @@ CODE_STUB = ""
 #: nbgrader's markers (its defaults): the solution region of an answer cell, the hidden region of a check cell.
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+#: The last cell of every course notebook: the licences, linking to the copies that go with it (:data:`helpers.workbook.book.LICENSE_FILES`).
+LICENSE_CELL = (
+    "*From the TensorFlow 2 training workbook. Code under the Apache License 2.0 ([LICENSE](LICENSE)); "
+    "prose and figures under CC BY 4.0 ([LICENSE-docs](LICENSE-docs)): both files come with this notebook.*"
+)
 
 
 class CourseError(RuntimeError):
@@ -92,7 +100,9 @@ def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, loc
 
 
 def course_notebook(chapter: Any) -> Any:
-    """The teacher's version of a chapter (an ``nbformat`` notebook): a copy with nbgrader's cells, described above."""
+    """The teacher's version of a chapter (an ``nbformat`` notebook): a copy with nbgrader's cells, described above, and the licences last."""
+    import nbformat
+
     notebook = copy.deepcopy(chapter)
     exercises = find(notebook)
     if not exercises:
@@ -106,6 +116,7 @@ def course_notebook(chapter: Any) -> Any:
         check.metadata["nbgrader"] = _nbgrader(check_id(exercise), grade=True, locked=True, points=exercise.points)
     solutions = {exercise.solution for exercise in exercises}
     notebook.cells = [cell for index, cell in enumerate(notebook.cells) if index not in solutions]
+    notebook.cells.append(nbformat.v4.new_markdown_cell(LICENSE_CELL, id="course-licence"))
     return notebook
 
 
@@ -157,6 +168,8 @@ def build(chapters: list[Path], root: Path | None = None) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         notebook = course_notebook(nbformat.read(chapter, as_version=4))
         nbformat.write(notebook, folder / chapter.name)
+        for licence in LICENSE_FILES:  # released with the notebook: its last cell links to them
+            shutil.copyfile(licence, folder / licence.name)
     run_nbgrader(root, "generate_assignment", "*", "--force")  # every chapter in source/, in one process
     return root
 
@@ -223,7 +236,7 @@ def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS) -> l
         if noticed:
             problems[student, chapter] = noticed
     run_nbgrader(root, "export", "--to", str(root / "grades.csv"))
-    return _grades(root, problems)
+    return read_grades(root, problems)
 
 
 def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
@@ -249,7 +262,9 @@ def _reason(log: str) -> str:
     return (raised or errors or log.strip().splitlines()[-1:] or ["nbgrader failed"])[-1][:200]
 
 
-def _grades(root: Path, problems: dict[tuple[str, str], str]) -> list[Grade]:
+def read_grades(root: Path, problems: dict[tuple[str, str], str] | None = None) -> list[Grade]:
+    """The grades in the course's gradebook, one per returned notebook; ``problems`` adds what grading noticed (:func:`grade`)."""
+    problems = problems or {}
     from nbgrader.api import Gradebook, MissingEntry
 
     grades = []
