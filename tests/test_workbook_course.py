@@ -63,9 +63,10 @@ def test_the_course_configuration_is_valid_python_that_sets_what_the_course_need
             del outer
             return Section()
 
-    exec(course.config_text(), {"get_config": Config})
+    exec(course.config_text(Path("/courses/tf")), {"get_config": Config})
     assert settings == {
         "CourseDirectory.course_id": course.COURSE_ID,
+        "Exchange.root": "/courses/tf/exchange",
         "ClearSolutions.code_stub": {"python": ""},
         "ClearOutput.enabled": False,
         "Execute.timeout": course.CELL_TIMEOUT_SECONDS,
@@ -89,7 +90,7 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
     chapters = runner.notebooks()
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
     for path in chapters:  # each chapter goes out with the licences its last cell links to
-        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == ["LICENSE", "LICENSE-docs", path.name]
+        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(["LICENSE", "LICENSE-docs", path.name])
     for path in chapters:
         chapter = nbformat.read(path, as_version=4)
         released = nbformat.read(root / "release" / path.stem / path.name, as_version=4)
@@ -192,8 +193,8 @@ def test_a_cell_that_never_ends_or_a_file_that_is_not_a_notebook_gets_a_grade_an
 
 
 @pytest.mark.process
-def test_the_formgrader_of_the_course_answers_on_localhost_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``make lab ARGS=--course``: JupyterLab in the course folder, with nbgrader's formgrader listing the chapters."""
+def test_the_formgrader_and_the_assignment_list_of_the_course_answer_on_localhost_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make lab ARGS=--course``: JupyterLab in the course folder; nbgrader's formgrader lists the chapter, its assignment list the released copy."""
     import secrets
     import urllib.request
 
@@ -201,9 +202,12 @@ def test_the_formgrader_of_the_course_answers_on_localhost_with_the_token(tmp_pa
     from helpers.workbook import lab
 
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path))
-    course.build([chapter_path(CHAPTER)])
+    root = course.build([chapter_path(CHAPTER)])
+    course.run_nbgrader(root, "release_assignment", CHAPTER)  # into the course's exchange, where the assignment list looks
     port, token = free_port(), secrets.token_urlsafe(16)
     with lab.lab_server(port, token, root=lab.course_folder()) as base:
+        with urllib.request.urlopen(f"{base}/assignments?course_id={course.COURSE_ID}&token={token}", timeout=60) as listing:
+            released = json.loads(listing.read())
         with urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=60) as response:
             page = response.read().decode()
         with urllib.request.urlopen(f"{base}/formgrader/api/assignments?token={token}", timeout=60) as response:
@@ -213,3 +217,4 @@ def test_the_formgrader_of_the_course_answers_on_localhost_with_the_token(tmp_pa
     assert response.status == 200 and "formgrader" in page.lower()
     assert "/login" in refused[0] and CHAPTER not in refused[1], refused[0]  # sent to the login page, shown nothing
     assert [assignment["name"] for assignment in assignments] == [CHAPTER], assignments
+    assert released["success"] and [(item["assignment_id"], item["status"]) for item in released["value"]] == [(CHAPTER, "released")], released

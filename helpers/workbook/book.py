@@ -34,6 +34,8 @@ from helpers.paths import display_path, repo_root
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present.
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
+#: Pages built from a section of the README, their one home: (the section's heading, the page's file name).
+README_PAGES = (("Teaching a course (nbgrader)", "teaching.html"),)
 _PAGE_LINK = re.compile(r'href="(\d{2}_[A-Za-z0-9_]+\.ipynb|' + "|".join(re.escape(name) for name, _ in EXTRA_PAGES) + r')(#[^"]*)?"')
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
 #: The repository's licence files, copied into the book as ``<name>.txt``: a browser shows a ``.txt`` file as text,
@@ -146,6 +148,16 @@ def _render_markdown_page(path: Path, title: str) -> str:
     return _page(title, _local_links(markdown2html_mistune(path.read_text(encoding="utf-8"))))
 
 
+def readme_section(heading: str, readme: Path | None = None) -> str:
+    """The README's section under ``## <heading>``, heading included, up to the next ``## `` heading (``ValueError`` if none)."""
+    text = (repo_root() / "README.md" if readme is None else readme).read_text(encoding="utf-8")
+    start = text.find(f"\n## {heading}\n")
+    if start < 0:
+        raise ValueError(f"README.md has no section '## {heading}'")
+    end = text.find("\n## ", start + 1)
+    return text[start + 1 : end if end >= 0 else len(text)].strip() + "\n"
+
+
 def _status(chapter: Chapter) -> str:
     if chapter.ok is None:
         return "stored outputs"
@@ -189,6 +201,13 @@ def _write_pages(chapters: Sequence[Chapter], out_dir: Path, notebooks_dir: Path
                 text = _render_markdown_page(source, title)
             (out_dir / page).write_text(text, encoding="utf-8")
             extras.append(f'<li><a href="{page}">{html.escape(title)}</a></li>')
+    for heading, page in README_PAGES:
+        from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+        with _naming(repo_root() / "README.md"):
+            body_html = markdown2html_mistune(readme_section(heading))
+        (out_dir / page).write_text(_page(heading, body_html), encoding="utf-8")
+        extras.append(f'<li><a href="{page}">{html.escape(heading)}</a></li>')
     body = (
         "<h1>TensorFlow 2 training utilities: a tested workbook</h1>"
         "<p>Each chapter is a notebook executed top to bottom; its page shows the code, every output and every "
