@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test check refresh unit lab book bench drift configs clean help
+.PHONY: run test check refresh unit lab book course grade bench drift configs clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
@@ -21,6 +21,8 @@ help:
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
 	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
+	@echo "make course  build the nbgrader course in build/course: teacher's version and students' release (ARGS='03' for one chapter)"
+	@echo "make grade   autograde the notebooks students returned, write feedback and build/course/grades.csv (ARGS='--from DIR')"
 	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
 	@echo "make configs run the workbook with oneDNN's CPU kernels forced off and on; report in build/configurations/report.md (ARGS='onednn-on --only 10')"
 	@echo "make clean   remove build/ (keeps .venv)"
@@ -69,6 +71,13 @@ book: $(STAMP)
 
 lab: $(STAMP)
 	$(PY) -m helpers.workbook lab $(ARGS)
+
+# Teaching with nbgrader (README, "Teaching a course"): build/course from the chapters, then grade what students return.
+course: $(STAMP)
+	$(PY) -m helpers.workbook course $(ARGS)
+
+grade: $(STAMP)
+	$(PY) -m helpers.workbook grade $(ARGS)
 
 refresh: $(STAMP)
 	$(PY) -m helpers.workbook refresh $(ARGS)

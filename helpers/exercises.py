@@ -20,7 +20,10 @@ Every notebook ends with exercises laid out the same way (``tests/test_notebooks
 :func:`check` never raises for the learner's mistakes: the stored notebook, ``make run``,
 papermill and nbval all pass while the stubs are unsolved. It prints one verdict line and records
 it with its outcome; :func:`last_outcome` and :func:`last_feedback` return the latest ones, so a test
-can fill in the answers and assert what each check decided and said. Reading this layout in a
+can fill in the answers and assert what each check decided and said. When a course grades a
+returned notebook (``make grade``), a hidden line after each check, which the student's copy does
+not hold, calls :func:`require_solved`: the same verdict then raises, with the "not yet" reason as
+its message, and nbgrader gives the exercise no points. Reading this layout in a
 notebook file (finding the exercises, validating their cells, the copy with every answer filled
 in) is the project's machinery, not the chapters': :mod:`helpers.workbook.exercises`.
 """
@@ -141,3 +144,16 @@ def last_outcome() -> Outcome:
 def last_feedback() -> str:
     """The line the most recent :func:`check` printed, without its newline (``ValueError`` if none ran yet)."""
     return _last().feedback
+
+
+def require_solved(name: str) -> None:
+    """Raise ``AssertionError`` unless the latest :func:`check` called ``name`` said "solved"; its feedback is the message.
+
+    What grading adds after each check (:mod:`helpers.workbook.course` puts the call in nbgrader's hidden
+    tests): the self-check prints and goes on, the graded one fails with the same reason.
+    """
+    verdict = next((verdict for verdict in reversed(VERDICTS) if verdict.name == name), None)
+    if verdict is None:
+        raise AssertionError(f"{name}: its check did not run")
+    if verdict.outcome != "solved":
+        raise AssertionError(verdict.feedback)

@@ -99,6 +99,9 @@ def test_the_book_opens_offline_and_a_chapter_shows_text_code_output_and_figure(
     screenshot(browser, "book_08_capstone.png")
     urls = requested_urls(browser)
     assert urls and all(url.startswith(("file:", "data:")) for url in urls), [url for url in urls if not url.startswith(("file:", "data:"))]
+    browser.find_element(By.CSS_SELECTOR, 'footer a[href="LICENSE.txt"]').click()  # the last line's link opens the licence as text
+    wait_for(lambda: browser.current_url.endswith("/LICENSE.txt"), what="LICENSE.txt from the footer")
+    assert "Apache License" in wait_for(lambda: browser.find_element(By.TAG_NAME, "body").text, what="the licence's text")
 
 
 def test_jupyterlab_opens_notebook_00_without_asking_about_news(browser: object) -> None:

@@ -126,3 +126,21 @@ def test_a_real_tensorflow_graph_error_is_shown_by_its_reason(capsys: pytest.Cap
     assert outcome == "rejected"
     assert out.startswith("Exercise 1: not yet. Your code raised OperatorNotAllowedInGraphError: Using a symbolic `tf.Tensor` as a Python `bool`")
     assert "in user code" not in out and out.count("\n") == 1
+
+
+def test_require_solved_raises_the_not_yet_reason_of_the_latest_check_of_that_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """What grading adds after each check (helpers.workbook.course): the verdict that only printed now raises."""
+    with exercises.check("Exercise 8", hint="h"):
+        raise AssertionError("the step is counted twice")
+    with exercises.check("Exercise 9", hint="h"):
+        pass
+    with pytest.raises(AssertionError, match="^Exercise 8: not yet. the step is counted twice$"):
+        exercises.require_solved("Exercise 8")
+    exercises.require_solved("Exercise 9")  # solved: nothing raised
+    with exercises.check("Exercise 8", hint="h"):
+        exercises.answered(...)
+    with pytest.raises(AssertionError, match="^Exercise 8: not solved yet. Hint: h$"):
+        exercises.require_solved("Exercise 8")
+    with pytest.raises(AssertionError, match="Exercise 77: its check did not run"):
+        exercises.require_solved("Exercise 77")
+    capsys.readouterr()

@@ -59,6 +59,18 @@ def test_pages_are_complete_and_offline(built: Path) -> None:
     assert chapter.count("<details>") == len(solutions) and "<details open" not in chapter  # solutions stay closed
 
 
+def test_every_page_ends_with_one_licence_line_whose_links_open_the_licences_in_the_book(built: Path) -> None:
+    pages = sorted(built.glob("*.html"))
+    assert len(pages) == 1 + len(runner.notebooks()) + len(book.EXTRA_PAGES) + len(book.README_PAGES)  # the index, chapters, seed map, glossary, teachers
+    assert "\n" not in book.FOOTER and re.findall(r'href="([^"]+)"', book.FOOTER) == ["LICENSE.txt", "LICENSE-docs.txt"]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        ends_with_footer = re.search(re.escape(book.FOOTER) + r"\s*</body>\s*</html>\s*$", text)
+        assert text.count(book.FOOTER) == 1 and ends_with_footer, f"{page.name} does not end with the licences"
+    for source in book.LICENSE_FILES:
+        assert (built / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
+
+
 def test_links_between_notebooks_become_links_between_pages(built: Path) -> None:
     seed_map = (built / "seed_map.html").read_text(encoding="utf-8")
     assert ".ipynb" not in "".join(LOCAL_LINK.findall(seed_map)[0]) and re.search(r'href="\d{2}_\w+\.html#', seed_map)
@@ -129,7 +141,8 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
         (folder / "index.html").write_text("half a book")
     paths = _tiny_chapters(tmp_path / "notebooks")
     index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
-    assert index == out / "index.html" and sorted(_files(out)) == ["00_first.html", "01_second.html", "index.html"]
+    pages = ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
+    assert index == out / "index.html" and sorted(_files(out)) == pages
     assert "01_second" in index.read_text(encoding="utf-8") and "42" in (out / "01_second.html").read_text(encoding="utf-8")
     assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", running_build.name])  # its own temporary folder is gone
     assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir
@@ -158,3 +171,15 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
     assert "notebooks/01_second.ipynb: NotJSONError: Notebook does not appear to be JSON" in line and "previous one is kept" in line, line
     assert _files(tmp_path / "build" / "book") == previous
     assert sorted(path.name for path in (tmp_path / "build").iterdir()) == ["book"]  # the partial build is gone
+
+
+def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tmp_path: Path) -> None:
+    """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
+    out = tmp_path / "book"
+    book.build([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
+    page = (out / "teaching.html").read_text(encoding="utf-8")
+    assert '<h2 id="Teaching-a-course-(nbgrader)">Teaching a course (nbgrader)' in page and "make grade" in page and "Adding an exercise" in page
+    assert "## The capstone command" not in book.readme_section("Teaching a course (nbgrader)")
+    assert '<a href="teaching.html">Teaching a course (nbgrader)</a>' in (out / "index.html").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="no section '## Nowhere'"):
+        book.readme_section("Nowhere")

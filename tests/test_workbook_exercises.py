@@ -30,7 +30,11 @@ RIGHT = ["answer = 6 * 7"]
 
 
 def _entry(wrong: list[Any] | None = None, right: list[Any] | None = None) -> dict[str, Any]:
-    return {exercises.WRONG_ANSWERS_KEY: copy.deepcopy(WRONG if wrong is None else wrong), exercises.RIGHT_ANSWERS_KEY: list(RIGHT if right is None else right)}
+    return {
+        exercises.POINTS_KEY: 2,
+        exercises.WRONG_ANSWERS_KEY: copy.deepcopy(WRONG if wrong is None else wrong),
+        exercises.RIGHT_ANSWERS_KEY: list(RIGHT if right is None else right),
+    }
 
 
 def _exercise_notebook(check: str = CHECK, entry: dict[str, Any] | None = None, solution: str = SOLUTION) -> nbformat.NotebookNode:
@@ -55,6 +59,7 @@ def test_find_reads_the_layout() -> None:
     assert exercise.solution_code == "answer = 42\n"
     assert exercise.wrong_answers == tuple(exercises.WrongAnswer(item["code"], item["mistake"]) for item in WRONG)
     assert exercise.right_answers == ("answer = 42\n", "answer = 6 * 7"), "the solution is the first right answer"
+    assert exercise.points == 2
 
 
 def _metadata(notebook: nbformat.NotebookNode) -> Any:
@@ -68,6 +73,10 @@ def _metadata(notebook: nbformat.NotebookNode) -> Any:
         (lambda nb: _metadata(nb).update(wrong_answer="answer = 41"), "'wrong_answer' is retired"),
         (lambda nb: _metadata(nb).update(exercise=["answer = 41"]), "a dict of 'wrong_answers' and 'right_answers'"),
         (lambda nb: _metadata(nb).exercise.update(hints=[]), r"unknown keys \['hints'\]"),
+        (lambda nb: _metadata(nb).exercise.pop("points"), "needs 'points', a positive int .* not None"),
+        (lambda nb: _metadata(nb).exercise.update(points=0), "needs 'points', a positive int .* not 0"),
+        (lambda nb: _metadata(nb).exercise.update(points=True), "needs 'points', a positive int .* not True"),
+        (lambda nb: _metadata(nb).exercise.update(points="2"), "needs 'points', a positive int .* not '2'"),
         (lambda nb: _metadata(nb).exercise.wrong_answers.pop(), r"at least 3 wrong answers \(found 2\)"),
         (lambda nb: _metadata(nb).exercise.pop("wrong_answers"), r"at least 3 wrong answers \(found none\)"),
         (lambda nb: _metadata(nb).exercise.update(right_answers=[]), r"at least 1 right answer besides the solution \(found 0\)"),
@@ -89,6 +98,10 @@ def _metadata(notebook: nbformat.NotebookNode) -> Any:
         "retired-key",
         "not-a-dict",
         "unknown-key",
+        "no-points",
+        "zero-points",
+        "bool-points",
+        "points-as-text",
         "two-wrong-answers",
         "no-wrong-answers",
         "no-other-right-answer",

@@ -7,7 +7,9 @@ and wall time of the run that produced it. Figures are embedded in the pages; li
 notebooks (``05_checkpoints.ipynb#anchor``) or to the seed map and glossary (``seed_map.md``) become
 links between pages (``05_checkpoints.html#anchor``);
 exercise solutions stay in their ``<details>`` element, closed until the reader opens them, and so does
-the body of a section whose heading JupyterLab opens folded (:func:`folded_sections`).
+the body of a section whose heading JupyterLab opens folded (:func:`folded_sections`). Every page ends
+with one line naming the licences (:data:`FOOTER`), linking to copies of ``LICENSE`` and ``LICENSE-docs``
+that each build puts beside the pages, so the links work offline.
 
 nbconvert is chosen over a site generator because it is already pinned for the tests, renders
 exactly what JupyterLab shows, and needs no theme or plugin download at build time.
@@ -28,12 +30,22 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.paths import display_path
+from helpers.paths import display_path, repo_root
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present.
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
+#: Pages built from a section of the README, their one home: (the section's heading, the page's file name).
+README_PAGES = (("Teaching a course (nbgrader)", "teaching.html"),)
 _PAGE_LINK = re.compile(r'href="(\d{2}_[A-Za-z0-9_]+\.ipynb|' + "|".join(re.escape(name) for name, _ in EXTRA_PAGES) + r')(#[^"]*)?"')
 _TEMPLATE_DIR = Path(__file__).resolve().parent / "book_template"
+#: The repository's licence files, copied into the book as ``<name>.txt``: a browser shows a ``.txt`` file as text,
+#: from ``file://`` and from a web server alike, where a file with no suffix may be offered as a download.
+LICENSE_FILES = (repo_root() / "LICENSE", repo_root() / "LICENSE-docs")
+#: The last line of every page: the licences, each linking to its file in the book's folder.
+FOOTER = (
+    '<footer class="book-licence">Code under the Apache License 2.0 (<a href="LICENSE.txt">LICENSE</a>); '
+    'prose and figures under CC BY 4.0 (<a href="LICENSE-docs.txt">LICENSE-docs</a>).</footer>'
+)
 #: The cell metadata key with which JupyterLab stores a heading folded, and opens it folded.
 FOLDED = "jp-MarkdownHeadingCollapsed"
 _HEADING = re.compile(r"^(#{1,6})\s")
@@ -115,7 +127,7 @@ def _render_notebook(path: Path) -> str:
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="book_template", extra_template_basedirs=[str(_TEMPLATE_DIR.parent)])
-    body, _ = exporter.from_notebook_node(_mark_folds(nbformat.read(path, as_version=4)))
+    body, _ = exporter.from_notebook_node(_mark_folds(nbformat.read(path, as_version=4)), resources={"book_footer": FOOTER})
     return _local_links(body)
 
 
@@ -125,8 +137,8 @@ def _page(title: str, body: str) -> str:
         f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{html.escape(title)}</title>"
         "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3rem .6rem;vertical-align:top}"
-        "code{background:#f3f3f3;padding:0 .2rem}.failed{color:#b00}</style></head>"
-        f"<body><nav><a href=\"index.html\">&larr; all chapters</a></nav>\n{body}\n</body></html>\n"
+        "code{background:#f3f3f3;padding:0 .2rem}.failed{color:#b00}footer{margin-top:2rem;font-size:.85rem;color:#555}</style></head>"
+        f"<body><nav><a href=\"index.html\">&larr; all chapters</a></nav>\n{body}\n{FOOTER}\n</body></html>\n"
     )
 
 
@@ -134,6 +146,16 @@ def _render_markdown_page(path: Path, title: str) -> str:
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     return _page(title, _local_links(markdown2html_mistune(path.read_text(encoding="utf-8"))))
+
+
+def readme_section(heading: str, readme: Path | None = None) -> str:
+    """The README's section under ``## <heading>``, heading included, up to the next ``## `` heading (``ValueError`` if none)."""
+    text = (repo_root() / "README.md" if readme is None else readme).read_text(encoding="utf-8")
+    start = text.find(f"\n## {heading}\n")
+    if start < 0:
+        raise ValueError(f"README.md has no section '## {heading}'")
+    end = text.find("\n## ", start + 1)
+    return text[start + 1 : end if end >= 0 else len(text)].strip() + "\n"
 
 
 def _status(chapter: Chapter) -> str:
@@ -179,6 +201,13 @@ def _write_pages(chapters: Sequence[Chapter], out_dir: Path, notebooks_dir: Path
                 text = _render_markdown_page(source, title)
             (out_dir / page).write_text(text, encoding="utf-8")
             extras.append(f'<li><a href="{page}">{html.escape(title)}</a></li>')
+    for heading, page in README_PAGES:
+        from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+        with _naming(repo_root() / "README.md"):
+            body_html = markdown2html_mistune(readme_section(heading))
+        (out_dir / page).write_text(_page(heading, body_html), encoding="utf-8")
+        extras.append(f'<li><a href="{page}">{html.escape(heading)}</a></li>')
     body = (
         "<h1>TensorFlow 2 training utilities: a tested workbook</h1>"
         "<p>Each chapter is a notebook executed top to bottom; its page shows the code, every output and every "
@@ -190,6 +219,13 @@ def _write_pages(chapters: Sequence[Chapter], out_dir: Path, notebooks_dir: Path
     index = out_dir / "index.html"
     index.write_text(_page("TensorFlow 2 training utilities", body).replace('<nav><a href="index.html">&larr; all chapters</a></nav>\n', ""), encoding="utf-8")
     return index
+
+
+def _copy_license_files(out_dir: Path) -> None:
+    """Put the licence files beside the pages, where every page's footer links to them."""
+    for source in LICENSE_FILES:
+        with _naming(source):
+            shutil.copyfile(source, out_dir / f"{source.name}.txt")
 
 
 def _temporary_folder(target: Path, kind: str) -> Path:
@@ -239,6 +275,7 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
     partial.chmod(0o755)  # mkdtemp's folder is private (0o700); the book is meant to be served and shared
     try:
         _write_pages(chapters, partial, notebooks_dir)
+        _copy_license_files(partial)
         _replace_folder(out_dir, partial)
     finally:
         shutil.rmtree(partial, ignore_errors=True)  # gone already once it replaced the book

@@ -9,9 +9,14 @@ which the tests execute.
 The answers live in the solution cell's metadata, under :data:`EXERCISE_KEY`::
 
     "exercise": {
+        "points": 2,
         "wrong_answers": [{"code": "<source replacing the stub>", "mistake": "<phrase the feedback must contain>"}, ...],
         "right_answers": ["<source of another right answer, written differently from the solution>", ...]
     }
+
+``points`` is what the exercise is worth when a course grades it (:mod:`helpers.workbook.course`): a
+positive int, 1 for an exercise that applies one idea of the chapter, 2 for a transfer task that
+combines several or applies them to a new case.
 
 At least :data:`MIN_WRONG_ANSWERS` wrong answers, each a different mistake, and at least
 :data:`MIN_RIGHT_ANSWERS` right answers besides the solution's own code, which is always the first
@@ -36,6 +41,8 @@ EXERCISE_KEY = "exercise"
 WRONG_ANSWERS_KEY = "wrong_answers"
 #: In the :data:`EXERCISE_KEY` dict: the list of right answers (Python source) besides the solution's code.
 RIGHT_ANSWERS_KEY = "right_answers"
+#: In the :data:`EXERCISE_KEY` dict: what the exercise is worth when graded (a positive int).
+POINTS_KEY = "points"
 #: In a wrong answer: the Python source that replaces the stub.
 CODE_KEY = "code"
 #: In a wrong answer: a phrase naming its mistake, which the check's feedback must contain.
@@ -70,6 +77,7 @@ class Exercise:
     solution_code: str
     wrong_answers: tuple[WrongAnswer, ...]
     other_right_answers: tuple[str, ...]  #: besides the solution's code
+    points: int = 1  #: what it is worth when graded
 
     @property
     def right_answers(self) -> tuple[str, ...]:
@@ -102,6 +110,14 @@ def _source(value: object, what: str) -> str:
     return value
 
 
+def points(metadata: Any) -> int:
+    """What the exercise in a solution cell's metadata is worth (``ExerciseLayoutError`` unless a positive int)."""
+    value = metadata.get(EXERCISE_KEY, {}).get(POINTS_KEY) if isinstance(metadata.get(EXERCISE_KEY), dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ExerciseLayoutError(f"metadata {EXERCISE_KEY!r} needs {POINTS_KEY!r}, a positive int (what the exercise is worth when graded), not {value!r}")
+    return value
+
+
 def answers(metadata: Any, solution: str) -> tuple[tuple[WrongAnswer, ...], tuple[str, ...]]:
     """The wrong answers and the other right answers in a solution cell's metadata, validated.
 
@@ -114,7 +130,7 @@ def answers(metadata: Any, solution: str) -> tuple[tuple[WrongAnswer, ...], tupl
     entry = metadata.get(EXERCISE_KEY)
     if not isinstance(entry, dict):
         raise ExerciseLayoutError(f"the solution cell needs metadata {EXERCISE_KEY!r}: a dict of {WRONG_ANSWERS_KEY!r} and {RIGHT_ANSWERS_KEY!r}")
-    unknown = sorted(set(entry) - {WRONG_ANSWERS_KEY, RIGHT_ANSWERS_KEY})
+    unknown = sorted(set(entry) - {WRONG_ANSWERS_KEY, RIGHT_ANSWERS_KEY, POINTS_KEY})
     if unknown:
         raise ExerciseLayoutError(f"metadata {EXERCISE_KEY!r} has unknown keys {unknown}")
     min_wrong, min_right = MIN_WRONG_ANSWERS, MIN_RIGHT_ANSWERS
@@ -172,9 +188,10 @@ def find(notebook: Any) -> list[Exercise]:
         try:
             code = solution_code(solution_cell["source"])
             wrong, right = answers(solution_cell.get("metadata", {}), code)
+            worth = points(solution_cell.get("metadata", {}))
         except ExerciseLayoutError as error:
             raise ExerciseLayoutError(f"{where}: {error}") from None
-        found.append(Exercise(number, index, index + 1, index + 2, code, wrong, right))
+        found.append(Exercise(number, index, index + 1, index + 2, code, wrong, right, worth))
         claimed.update({index + 1, index + 2})
     for index, cell in enumerate(cells):
         if index not in claimed and {CHECK_TAG, SOLUTION_TAG} & set(_tags(cell)):

@@ -50,8 +50,10 @@ def check_port(port: int) -> None:
             raise PortTaken(f'port {port} on {LOOPBACK} is not available ({reason}); pick another: make lab ARGS="--port {free_port()}"') from error
 
 
-def lab_arguments(port: int, token: str, *, as_root: bool | None = None) -> list[str]:
+def lab_arguments(port: int, token: str, *, as_root: bool | None = None, root: Path | None = None) -> list[str]:
     """The ``jupyter lab`` command line of ``make lab``: on 127.0.0.1 only, with a token, no news or update checks.
+
+    ``root`` is the folder it serves: the repository, or the course folder (``make lab ARGS=--course``).
 
     As root (a container) JupyterLab refuses to start without ``--allow-root``, so it is added there.
     The news feed and the update check would each try the network and ask the learner first.
@@ -63,7 +65,7 @@ def lab_arguments(port: int, token: str, *, as_root: bool | None = None) -> list
         "--ServerApp.port_retries=0",
         "--no-browser",
         f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={repo_root()}",
+        f"--ServerApp.root_dir={repo_root() if root is None else root}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
@@ -113,13 +115,14 @@ def wait_until_answering(server: subprocess.Popen[str], base: str, token: str, *
 
 
 @contextlib.contextmanager
-def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]:
+def lab_server(port: int, token: str, *, timeout: float = 90.0, root: Path | None = None) -> Iterator[str]:
     """Start :func:`lab_arguments`'s JupyterLab, wait until it answers, yield its base URL; stop it by its process id.
 
-    Used by the tests; ``make lab`` runs the same command in the foreground.
+    Used by the tests; ``make lab`` runs the same command in the foreground. ``root``: as :func:`lab_arguments`.
     """
+    folder = repo_root() if root is None else root
     server = subprocess.Popen(
-        lab_arguments(port, token), cwd=repo_root(), env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        lab_arguments(port, token, root=root), cwd=folder, env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     output = server.stdout
     assert output is not None  # stdout=PIPE
@@ -138,6 +141,16 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0) -> Iterator[str]
             server.kill()
             server.wait()
         output.close()
+
+
+def course_folder() -> Path:
+    """The course folder ``make lab ARGS=--course`` serves; ``ValueError`` until ``make course`` has built it."""
+    from helpers.workbook.course import course_root
+
+    root = course_root()
+    if not (root / "nbgrader_config.py").is_file():
+        raise ValueError(f"no course in {root}: build it first with make course")
+    return root
 
 
 #: How long ``make lab`` waits for JupyterLab to answer before giving up on it.
@@ -165,8 +178,9 @@ def lab_command(args: argparse.Namespace) -> int:
     import secrets
 
     check_port(args.port)
+    root = course_folder() if args.course else None
     token = secrets.token_urlsafe(24)
-    server = subprocess.Popen(lab_arguments(args.port, token), cwd=repo_root(), env=lab_environment(), text=True)
+    server = subprocess.Popen(lab_arguments(args.port, token, root=root), cwd=root or repo_root(), env=lab_environment(), text=True)
     with _ctrl_c_left_to(server):
         try:
             wait_until_answering(server, f"http://{LOOPBACK}:{args.port}", token, timeout=STARTUP_SECONDS)
@@ -175,6 +189,9 @@ def lab_command(args: argparse.Namespace) -> int:
         except TimeoutError as error:  # the server is stopped on the way out
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
-        print(f"JupyterLab on http://{LOOPBACK}:{args.port}/lab/tree/notebooks/00_start_here.ipynb?token={token}", flush=True)
+        page = "formgrader" if root is not None else "lab/tree/notebooks/00_start_here.ipynb"
+        print(f"JupyterLab on http://{LOOPBACK}:{args.port}/{page}?token={token}", flush=True)
+        if root is not None:
+            print("(the course: nbgrader's formgrader; its menu Nbgrader has the assignment list too)", flush=True)
         print("(Ctrl-C twice stops it)", flush=True)
         return server.wait()

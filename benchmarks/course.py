@@ -1,0 +1,70 @@
+"""What teaching with the workbook costs: building the nbgrader course, and grading one student's full set of chapters.
+
+    .venv/bin/python -m benchmarks.course                 # every chapter: about 10 minutes on 2 cores
+    .venv/bin/python -m benchmarks.course --chapters 03   # one chapter
+
+Builds the course (``make course``) in a temporary folder, returns every chapter answered with its
+solutions as one student would, grades it (``make grade``: nbgrader autograde and feedback, one chapter
+at a time) and prints each step's time and each chapter's grading time and points. Absolute times, on
+this machine, that day: grading runs each chapter top to bottom, so it costs about what ``make run``
+does, plus nbgrader's own start per chapter. ``tests/test_workbook_course.py`` proves the grades; this
+only measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from benchmarks.measure import machine
+from helpers.workbook import course, runner
+from helpers.workbook.exercises import find
+
+
+def answered_with_solutions(root: Path, student: str, chapter: Path) -> None:
+    """Put ``chapter``'s released notebook, each answer cell holding the solution, where a returned notebook goes."""
+    released = nbformat.read(root / "release" / chapter.stem / chapter.name, as_version=4)
+    solutions = {course.answer_id(exercise): exercise.solution_code for exercise in find(nbformat.read(chapter, as_version=4))}
+    for cell in released.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solutions:
+            cell.source = solutions[grade_id]
+    folder = root / "submitted" / student / chapter.stem
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(released, folder / chapter.name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.course", description=__doc__.splitlines()[0])
+    parser.add_argument("--chapters", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
+    args = parser.parse_args(argv)
+    chapters = runner.select(runner.notebooks(), args.chapters)
+    print(machine())
+    with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
+        root = Path(folder) / "course"
+        started = time.perf_counter()
+        course.build(chapters, root)
+        built = time.perf_counter() - started
+        print(f"build the course ({len(chapters)} chapters): {built:.1f} s")
+        rows = []
+        for chapter in chapters:
+            answered_with_solutions(root, "student", chapter)
+            started = time.perf_counter()
+            course.run_nbgrader(root, "autograde", chapter.stem, "--student", "student", "--force")
+            course.run_nbgrader(root, "generate_feedback", chapter.stem, "--student", "student", "--force")
+            rows.append((chapter.stem, time.perf_counter() - started))
+        grades = {grade.chapter: grade for grade in course.read_grades(root)}
+    print("| chapter | grading (autograde + feedback) | points |\n|---|---|---|")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.1f} s | {grades[name].score:g} / {grades[name].max_score:g} |")
+    print(f"| **all {len(rows)}** | **{sum(seconds for _, seconds in rows):.1f} s** | "
+          f"**{sum(grade.score for grade in grades.values()):g} / {sum(grade.max_score for grade in grades.values()):g}** |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

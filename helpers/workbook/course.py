@@ -1,0 +1,292 @@
+"""The workbook as an nbgrader course: ``make course`` builds it from the chapters, ``make grade`` grades what students return.
+
+The course folder (``build/course/``) is nbgrader's own layout, so every nbgrader command and its
+JupyterLab extensions (the formgrader, the assignment list) work in it::
+
+    nbgrader_config.py                  written here (:func:`config_text`)
+    gradebook.db                        nbgrader's database: assignments, students, scores
+    source/<chapter>/<chapter>.ipynb    the teacher's version (:func:`course_notebook`)
+    release/<chapter>/<chapter>.ipynb   the students' version, made by ``nbgrader generate_assignment``
+    submitted/<student>/<chapter>/<chapter>.ipynb        what students returned
+    autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
+    exchange/                           nbgrader's exchange on this machine (``release_assignment``, the assignment list)
+
+From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercises` reads them):
+the stub cell becomes nbgrader's answer cell, holding the stub and then the solution between
+nbgrader's solution markers (``generate_assignment`` removes the solution and leaves the stub); the
+check becomes a locked, autograded cell worth the exercise's points, with one line in nbgrader's
+hidden tests that calls :func:`helpers.exercises.require_solved` (students do not see it, and in
+their copy the check prints and goes on, as in the chapter; when graded, the hidden line is put back
+and the check raises with its "not yet" reason); the solution cell, and the answers in its metadata,
+are left out. Everything else (prose, code, stored outputs) is the chapter's own: the course is
+built from the chapters, never edited by hand.
+
+Building again rewrites ``source/``, ``release/`` and the configuration; it never touches what
+students returned, the grades, or the feedback.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from helpers.paths import build_root
+from helpers.workbook.book import LICENSE_FILES
+from helpers.workbook.exercises import Exercise, find
+
+#: nbgrader's course id for the workbook.
+COURSE_ID = "tf-training-workbook"
+#: nbgrader's cell metadata schema this module writes (nbgrader 0.9).
+SCHEMA_VERSION = 3
+#: The longest a cell of a returned notebook may run when graded, in seconds: the slowest chapter cell
+#: (in chapter 09) took 9.8 s in `make run` on 2 cores; a cell that never ends is cut here.
+CELL_TIMEOUT_SECONDS = 300
+#: What replaces the solution in the students' copy: nothing, so the stub above it is what they see.
+CODE_STUB = ""
+#: nbgrader's markers (its defaults): the solution region of an answer cell, the hidden region of a check cell.
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+#: The last cell of every course notebook: the licences, linking to the copies that go with it (:data:`helpers.workbook.book.LICENSE_FILES`).
+LICENSE_CELL = (
+    "*From the TensorFlow 2 training workbook. Code under the Apache License 2.0 ([LICENSE](LICENSE)); "
+    "prose and figures under CC BY 4.0 ([LICENSE-docs](LICENSE-docs)): both files come with this notebook.*"
+)
+
+
+class CourseError(RuntimeError):
+    """An nbgrader command failed while the course was built or graded; the message ends with its output's last lines."""
+
+
+def course_root() -> Path:
+    """The course folder: ``build/course`` (under ``$WORKBOOK_BUILD_DIR`` if set)."""
+    return build_root() / "course"
+
+
+def answer_id(exercise: Exercise) -> str:
+    """nbgrader's ``grade_id`` of an exercise's answer cell: ``exercise-<N>-answer``."""
+    return f"exercise-{exercise.number}-answer"
+
+
+def check_id(exercise: Exercise) -> str:
+    """nbgrader's ``grade_id`` of an exercise's check cell: ``exercise-<N>-check`` (one grade per exercise)."""
+    return f"exercise-{exercise.number}-check"
+
+
+def check_name(exercise: Exercise) -> str:
+    """The name a chapter's check gives the exercise (``exercises.check("Exercise 2", ...)``)."""
+    return f"Exercise {exercise.number}"
+
+
+def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False, points: int | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "grade": grade,
+        "grade_id": grade_id,
+        "locked": locked,
+        "schema_version": SCHEMA_VERSION,
+        "solution": solution,
+        "task": False,
+    }
+    if points is not None:
+        metadata["points"] = points
+    return metadata
+
+
+def course_notebook(chapter: Any) -> Any:
+    """The teacher's version of a chapter (an ``nbformat`` notebook): a copy with nbgrader's cells, described above, and the licences last."""
+    import nbformat
+
+    notebook = copy.deepcopy(chapter)
+    exercises = find(notebook)
+    if not exercises:
+        raise ValueError("the chapter has no exercise: nothing to grade")
+    for exercise in exercises:
+        answer, check = notebook.cells[exercise.stub], notebook.cells[exercise.check]
+        answer.source = f"{answer.source.rstrip()}\n{BEGIN_SOLUTION}\n{exercise.solution_code.rstrip()}\n{END_SOLUTION}"
+        answer.metadata["nbgrader"] = _nbgrader(answer_id(exercise), solution=True)
+        hidden = f"exercises.require_solved({check_name(exercise)!r})  # when graded: no points unless the check above said solved"
+        check.source = f"{check.source.rstrip()}\n{BEGIN_HIDDEN_TESTS}\n{hidden}\n{END_HIDDEN_TESTS}"
+        check.metadata["nbgrader"] = _nbgrader(check_id(exercise), grade=True, locked=True, points=exercise.points)
+    solutions = {exercise.solution for exercise in exercises}
+    notebook.cells = [cell for index, cell in enumerate(notebook.cells) if index not in solutions]
+    notebook.cells.append(nbformat.v4.new_markdown_cell(LICENSE_CELL, id="course-licence"))
+    return notebook
+
+
+def config_text(root: Path) -> str:
+    """The ``nbgrader_config.py`` of the course in ``root``: its exchange (where ``release_assignment`` puts the students' copies) is ``root/exchange``."""
+    settings = {
+        "CourseDirectory.course_id": COURSE_ID,
+        "Exchange.root": str(root / "exchange"),
+        "ClearSolutions.code_stub": {"python": CODE_STUB},
+        # The students' copy keeps the chapter's stored outputs, as the chapter shows them.
+        "ClearOutput.enabled": False,
+        "Execute.timeout": CELL_TIMEOUT_SECONDS,
+    }
+    lines = [
+        "# The workbook's nbgrader course, written by `python -m helpers.workbook course` (helpers/workbook/course.py).",
+        "# Edit that module, not this file: building the course again rewrites it.",
+        "c = get_config()  # noqa: F821 (nbgrader defines it)",
+        *(f"c.{key} = {value!r}" for key, value in settings.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run_nbgrader(root: Path, *arguments: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``nbgrader <arguments>`` in the course folder, with this Python; :class:`CourseError` if it fails.
+
+    nbgrader starts ``alembic`` (its database migrations) by name, so this Python's ``bin`` folder goes first on ``PATH``.
+    """
+    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [sys.executable, "-m", "nbgrader", *arguments]
+    done = subprocess.run(command, cwd=root, env=environment, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise CourseError(f"nbgrader {' '.join(arguments)} failed (status {done.returncode}):\n{tail}")
+    return done
+
+
+def build(chapters: list[Path], root: Path | None = None) -> Path:
+    """Write the course for ``chapters`` (notebook files) into ``root`` (default :func:`course_root`) and release it; return ``root``.
+
+    ``source/`` is rewritten for these chapters, and ``release/`` for every chapter in ``source/``; a
+    chapter from an earlier build that is not among them stays, and so does everything students returned.
+    """
+    import nbformat
+
+    root = course_root() if root is None else root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(config_text(root), encoding="utf-8")
+    (root / "exchange").mkdir(exist_ok=True)
+    for chapter in chapters:
+        folder = root / "source" / chapter.stem
+        folder.mkdir(parents=True, exist_ok=True)
+        notebook = course_notebook(nbformat.read(chapter, as_version=4))
+        nbformat.write(notebook, folder / chapter.name)
+        for licence in LICENSE_FILES:  # released with the notebook: its last cell links to them
+            shutil.copyfile(licence, folder / licence.name)
+    run_nbgrader(root, "generate_assignment", "*", "--force")  # every chapter in source/, in one process
+    return root
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One returned chapter after grading: its points, or why it got none (``problem``)."""
+
+    student: str
+    chapter: str
+    score: float
+    max_score: float
+    problem: str = ""
+
+
+def submissions(root: Path) -> list[tuple[str, str]]:
+    """The (student, chapter) pairs in ``root/submitted``, nbgrader's layout ``<student>/<chapter>/<chapter>.ipynb``, sorted."""
+    submitted = root / "submitted"
+    if not submitted.is_dir():
+        return []
+    return [(folder.parent.name, folder.name) for folder in sorted(submitted.glob("*/*")) if folder.is_dir()]
+
+
+def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
+    """Copy returned notebooks from ``folder`` (``<student>/<chapter>/<chapter>.ipynb``) into the course; the pairs copied.
+
+    A pair returned again replaces the one there. A file that is not in that layout is refused (``ValueError``, naming it).
+    """
+    copied = []
+    for notebook in sorted(folder.glob("*/*/*.ipynb")):
+        student, chapter = notebook.parent.parent.name, notebook.parent.name
+        if notebook.stem != chapter:
+            raise ValueError(f"{notebook}: a returned notebook is <student>/<chapter>/<chapter>.ipynb, the chapter's own name")
+        target = root / "submitted" / student / chapter
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(notebook.parent, target)
+        copied.append((student, chapter))
+    if not copied:
+        raise ValueError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
+    return copied
+
+
+def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS) -> list[Grade]:
+    """Autograde every returned notebook in the course, write each student's feedback and ``grades.csv``; the grades.
+
+    One nbgrader run per returned notebook, so a notebook nbgrader cannot grade (not JSON, say) costs
+    only its own grade, which is then 0 with the reason. ``timeout`` bounds each cell, in seconds.
+    """
+    root = course_root() if root is None else root
+    released = {folder.name for folder in (root / "source").iterdir()} if (root / "source").is_dir() else set()
+    problems: dict[tuple[str, str], str] = {}
+    for student, chapter in submissions(root):
+        if chapter not in released:
+            problems[student, chapter] = f"no chapter {chapter!r} in this course"
+            continue
+        try:
+            run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}")
+            run_nbgrader(root, "generate_feedback", chapter, "--student", student, "--force")
+        except CourseError as error:
+            problems[student, chapter] = _reason(str(error))
+            continue
+        noticed = _noticed(root, student, chapter, timeout)
+        if noticed:
+            problems[student, chapter] = noticed
+    run_nbgrader(root, "export", "--to", str(root / "grades.csv"))
+    return read_grades(root, problems)
+
+
+def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
+    """What a teacher should know about a graded notebook: a check the student deleted, a cell stopped at the time limit."""
+    import nbformat
+
+    name = f"{chapter}.ipynb"
+    ids = lambda notebook: [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in notebook.cells]  # noqa: E731
+    graded = nbformat.read(root / "autograded" / student / chapter / name, as_version=4)
+    expected = [grade_id for grade_id in ids(nbformat.read(root / "source" / chapter / name, as_version=4)) if grade_id]
+    notes = [f"{grade_id} deleted: no points for it" for grade_id in expected if grade_id not in ids(graded) and grade_id.endswith("-check")]
+    for cell in graded.cells:
+        if any(output.get("ename") == "KeyboardInterrupt" for output in cell.get("outputs", [])):
+            where = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell"
+            notes.append(f"{where} ran over {timeout} s and was stopped")
+    return "; ".join(notes)
+
+
+def _reason(log: str) -> str:
+    """Why nbgrader could not grade a notebook, from its output: the exception it ended with, else its last ERROR line."""
+    raised = [match.group(1) for match in re.finditer(r"^\s*(?:\w+\.)*(\w+(?:Error|Exception): .*)$", log, flags=re.MULTILINE)]
+    errors = [line.split("]", 1)[-1].strip() for line in log.splitlines() if "| ERROR]" in line]
+    return (raised or errors or log.strip().splitlines()[-1:] or ["nbgrader failed"])[-1][:200]
+
+
+def read_grades(root: Path, problems: dict[tuple[str, str], str] | None = None) -> list[Grade]:
+    """The grades in the course's gradebook, one per returned notebook; ``problems`` adds what grading noticed (:func:`grade`)."""
+    problems = problems or {}
+    from nbgrader.api import Gradebook, MissingEntry
+
+    grades = []
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=COURSE_ID) as gradebook:
+        for student, chapter in submissions(root):
+            problem = problems.get((student, chapter), "")
+            try:
+                submission = gradebook.find_submission(chapter, student)
+                grades.append(Grade(student, chapter, float(submission.score), float(submission.max_score), problem))
+            except MissingEntry:  # nbgrader could not grade it, or the chapter is not in the course
+                try:
+                    max_score = float(gradebook.find_assignment(chapter).max_score)
+                except MissingEntry:
+                    max_score = 0.0
+                grades.append(Grade(student, chapter, 0.0, max_score, problem or "not graded"))
+    return grades
+
+
+def summary(grades: list[Grade]) -> str:
+    """The grades as a Markdown table: student, chapter, points, and any problem."""
+    rows = [f"| {grade.student} | {grade.chapter} | {grade.score:g} / {grade.max_score:g} | {grade.problem} |" for grade in grades]
+    return "\n".join(["| student | chapter | points | problem |", "|---|---|---|---|", *rows])
