@@ -63,7 +63,7 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
     assert "42\n" in outputs  # the parameter reached the notebook
     assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
     book = folder.parent / "build" / "book"  # make run ends with the book of its run, built beside it and moved in
-    assert sorted(path.name for path in book.iterdir()) == ["00_good.html", "01_bad.html", "index.html"]
+    assert sorted(path.name for path in book.iterdir()) == ["00_good.html", "01_bad.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
     assert sorted(path.name for path in book.parent.iterdir()) == ["book", "executed"]
 
 
