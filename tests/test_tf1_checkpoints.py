@@ -34,7 +34,7 @@ def write_tf1_checkpoint(folder: Path, units: int = 3) -> tuple[str, dict[str, n
 
 
 def dense_model(units: int = 3) -> keras.Model:
-    return keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(units, name="dense")])
+    return keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(units, name="dense")], name="model")
 
 
 def test_keras_names_joins_layer_and_variable_names() -> None:
@@ -57,14 +57,14 @@ def test_a_missing_name_is_named_and_nothing_is_assigned(tmp_path: Path) -> None
     before = [weight.numpy().copy() for weight in model.weights]
     names = keras_names(model)
     names["dense/gamma"] = names.pop("dense/bias")
-    with pytest.raises(NameBasedCheckpointError, match=r"no variable 'dense/gamma' for dense/bias; it holds: dense/bias, dense/kernel, global_step"):
+    with pytest.raises(NameBasedCheckpointError, match=r"no variable 'dense/gamma' for model/dense/bias; it holds: dense/bias, dense/kernel, global_step"):
         assign_by_name(path, names)
     assert all(np.array_equal(a, b.numpy()) for a, b in zip(before, model.weights, strict=True))
 
 
 def test_a_shape_mismatch_names_both_sides(tmp_path: Path) -> None:
     path, _ = write_tf1_checkpoint(tmp_path, units=3)
-    with pytest.raises(NameBasedCheckpointError, match=r"'dense/kernel' has shape \(4, 3\) in the checkpoint, but dense/kernel has shape \(4, 5\)"):
+    with pytest.raises(NameBasedCheckpointError, match=r"'dense/kernel' has shape \(4, 3\) in the checkpoint, but model/dense/kernel has shape \(4, 5\)"):
         assign_by_name(path, keras_names(dense_model(units=5)))
 
 
