@@ -32,12 +32,12 @@ class Series:
 
 def _accumulator(logdir: str | os.PathLike[str]) -> EventAccumulator:
     """A loaded ``EventAccumulator`` for one run folder that keeps every tensor point."""
-    from tensorboard.backend.event_processing.event_accumulator import TENSORS, EventAccumulator
+    from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS, EventAccumulator
 
     logdir = Path(logdir)
     if not logdir.is_dir() or not any(logdir.glob("events.out.tfevents.*")):
         raise FileNotFoundError(f"no event file in {logdir.name!r}; was anything written and the writer flushed?")
-    accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0})
+    accumulator = EventAccumulator(str(logdir), size_guidance={TENSORS: 0, SCALARS: 0})
     accumulator.Reload()
     return accumulator
 
@@ -46,9 +46,11 @@ def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
     """All scalar summaries in one run folder, ``{tag: Series}``, every point kept.
 
     ``logdir`` is the folder a ``tf.summary.create_file_writer`` wrote to (its event files
-    directly inside). A folder with no event file raises ``FileNotFoundError``.
+    directly inside). TF1's ``tf.compat.v1.summary.scalar`` and the v1 hooks (``StepCounterHook``'s
+    ``global_step/sec``) store plain ``simple_value`` scalars instead of tensors; they are read too.
+    A folder with no event file raises ``FileNotFoundError``.
     """
-    from tensorboard.backend.event_processing.event_accumulator import TENSORS
+    from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS
     from tensorboard.util import tensor_util
 
     accumulator = _accumulator(logdir)
@@ -62,6 +64,13 @@ def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, Series]:
             steps=np.array([event.step for event in events], dtype=np.int64),
             values=np.array(values, dtype=np.float64),
             wall_times=np.array([event.wall_time for event in events], dtype=np.float64),
+        )
+    for tag in accumulator.Tags()[SCALARS]:  # TF1 summaries: simple_value scalars
+        points = accumulator.Scalars(tag)
+        series[tag] = Series(
+            steps=np.array([point.step for point in points], dtype=np.int64),
+            values=np.array([point.value for point in points], dtype=np.float64),
+            wall_times=np.array([point.wall_time for point in points], dtype=np.float64),
         )
     return series
 

@@ -33,3 +33,19 @@ def test_missing_or_empty_folder_is_a_clear_error(tmp_path: Path) -> None:
         read_scalars(tmp_path)
     with pytest.raises(FileNotFoundError, match="no event file"):
         read_scalars(tmp_path / "absent")
+
+
+def test_reads_tf1_simple_value_scalars(tmp_path: Path) -> None:
+    graph = tf.Graph()
+    with graph.as_default():
+        value = tf.compat.v1.placeholder(tf.float32, [])
+        summary = tf.compat.v1.summary.scalar("loss", value)
+        writer = tf.compat.v1.summary.FileWriter(str(tmp_path))
+        with tf.compat.v1.Session() as session:
+            for step in range(12):
+                writer.add_summary(session.run(summary, {value: 0.5 * step}), global_step=step)
+        writer.close()
+    series = read_scalars(tmp_path)
+    assert set(series) == {"loss"}
+    assert series["loss"].steps.tolist() == list(range(12))
+    np.testing.assert_allclose(series["loss"].values, [0.5 * step for step in range(12)])

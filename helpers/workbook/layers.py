@@ -36,6 +36,7 @@ LAYER_OF = {
     "helpers.checkpoints": "technique",
     "helpers.tensorboard_server": "technique",
     "helpers.log_records": "technique",
+    "helpers.tf1_checkpoints": "technique",
     "helpers.train": "trainer",
     "helpers.workbook": "machinery",
 }
