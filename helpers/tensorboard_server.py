@@ -3,9 +3,12 @@
 The workbook checks what TensorBoard shows, not only what is in the event files. Starting
 ``tensorboard --logdir DIR`` by hand leaves a process behind and a port taken; :func:`serve`
 starts it as a subprocess on ``127.0.0.1`` and a free port, waits until it answers, yields its
-base URL and always stops it, also when the block raises. :func:`wait_for_runs` waits until
-the server has found the runs, and :func:`fetch_scalars` asks the scalars plugin for one run
-and tag. Only ``127.0.0.1`` is ever contacted.
+base URL and always stops it, also when the block raises; :func:`serve_process` does the same
+and yields a :class:`Server`, the URL with the process id, for a chapter that stops the server
+itself. :func:`wait_for_runs` waits until the server has found the runs, :func:`fetch_scalars`
+asks the scalars plugin for one run and tag, and :func:`poll_json` asks any route until its
+answer is ready (a plugin that reads its data in the background). Only ``127.0.0.1`` is ever
+contacted.
 
 Reading event files without a server is :mod:`helpers.logs` (``read_scalars``, ``read_summaries``).
 Named ``tensorboard_server``, not ``tensorboard``, so that ``from helpers import tensorboard_server``
@@ -25,8 +28,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.ports import LOOPBACK, free_port
@@ -76,6 +80,14 @@ def _stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
             process.wait(timeout=grace)
 
 
+@dataclass(frozen=True)
+class Server:
+    """A running TensorBoard: its base URL (``http://127.0.0.1:PORT``) and its process id."""
+
+    base_url: str
+    pid: int
+
+
 @contextmanager
 def serve(
     logdir: str | os.PathLike[str],
@@ -86,12 +98,29 @@ def serve(
 ) -> Iterator[str]:
     """Run ``tensorboard --logdir LOGDIR --host 127.0.0.1 --port PORT``; yield ``http://127.0.0.1:PORT``.
 
+    The same as :func:`serve_process`, which it uses, yielding only the base URL.
+    """
+    with serve_process(logdir, port=port, timeout=timeout, extra_args=extra_args) as server:
+        yield server.base_url
+
+
+@contextmanager
+def serve_process(
+    logdir: str | os.PathLike[str],
+    *,
+    port: int | None = None,
+    timeout: float = 60.0,
+    extra_args: Sequence[str] = (),
+) -> Iterator[Server]:
+    """Run ``tensorboard --logdir LOGDIR --host 127.0.0.1 --port PORT``; yield a :class:`Server`.
+
     - ``logdir`` must be an existing folder, else ``FileNotFoundError`` (nothing is started).
     - ``port`` defaults to a free one (:func:`free_port`).
     - The server is polled until it answers ``/data/runs``; if it exits first, or does not answer
       within ``timeout`` seconds, :class:`TensorBoardError` quotes the tail of its stderr.
     - On leaving the block, normally or by an exception, the process is terminated (killed if it
-      does not stop within 10 s) and waited for.
+      does not stop within 10 s) and waited for; one the block already stopped by its ``pid``
+      (``os.kill(server.pid, signal.SIGTERM)``) is only waited for, so its id is free afterwards.
     """
     logdir = Path(logdir)
     if not logdir.is_dir():
@@ -120,7 +149,7 @@ def serve(
                             f"tensorboard did not answer on {base_url} within {timeout:g} s; its stderr ends with:\n{_tail(stderr_path)}"
                         )
                     time.sleep(0.25)
-                yield base_url
+                yield Server(base_url=base_url, pid=process.pid)
             finally:
                 _stop(process)
 
@@ -137,6 +166,40 @@ def fetch_json(base_url: str, path: str, params: dict[str, str] | None = None, *
         raise TensorBoardError(f"GET {path} answered {exc.code}: {body}") from exc
     except (urllib.error.URLError, ConnectionError) as exc:
         raise TensorBoardError(f"no TensorBoard answering at {base_url} ({exc})") from exc
+
+
+def poll_json(
+    base_url: str,
+    path: str,
+    params: dict[str, str] | None = None,
+    *,
+    ready: Callable[[object], bool],
+    wait: float = 30.0,
+    timeout: float = 10.0,
+) -> object:
+    """GET ``path`` (like :func:`fetch_json`) until ``ready(answer)`` is true; return that answer.
+
+    A plugin that reads its data in a background thread (the Debugger V2 plugin reloads its dump
+    every few seconds) first answers with what it has read so far. An answer that is not ready,
+    or an HTTP 400 or 404 (no such run yet), is retried every 0.25 s for up to ``wait`` seconds;
+    after that :class:`TensorBoardError` quotes the last answer. A server that is not there
+    raises it at once. ``timeout`` bounds each request.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            answer = fetch_json(base_url, path, params, timeout=timeout)
+        except TensorBoardError as exc:
+            cause = exc.__cause__
+            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or time.monotonic() > deadline:
+                raise
+            answer = None
+        else:
+            if ready(answer):
+                return answer
+        if time.monotonic() > deadline:
+            raise TensorBoardError(f"GET {path}: no ready answer after {wait:g} s; the last one: {str(answer)[:300]}")
+        time.sleep(0.25)
 
 
 def wait_for_runs(base_url: str, runs: Sequence[str], *, timeout: float = 30.0) -> list[str]:

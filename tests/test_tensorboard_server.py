@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import urllib.parse
 from pathlib import Path
@@ -138,3 +140,24 @@ def test_missing_executable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setattr(tensorboard_server.sys, "executable", str(tmp_path / "python"))
     with pytest.raises(TensorBoardError, match="no tensorboard executable"):
         tensorboard_server.tensorboard_executable()
+
+
+@pytest.mark.process
+def test_serve_process_gives_the_pid_which_stops_it(tmp_path: Path) -> None:
+    logdir = tmp_path / "logs_pid"
+    values = _write_run(logdir / "run_a")
+    with tensorboard_server.serve_process(logdir, timeout=90) as server:
+        assert server.pid in _processes_mentioning(str(logdir))
+        scalars = ("/data/plugin/scalars/scalars", {"run": "run_a", "tag": "loss"})
+        points = tensorboard_server.poll_json(server.base_url, *scalars, ready=lambda rows: isinstance(rows, list) and len(rows) == len(values))
+        with pytest.raises(TensorBoardError, match=r"no ready answer after 0.5 s; the last one: \[\["):
+            tensorboard_server.poll_json(server.base_url, *scalars, ready=lambda rows: False, wait=0.5)
+        port = urllib.parse.urlsplit(server.base_url).port
+        os.kill(server.pid, signal.SIGTERM)
+    assert isinstance(points, list) and [step for _, step, _ in points] == list(range(len(values)))
+    assert _processes_mentioning(str(logdir)) == []
+    assert port is not None and not _port_open(port)
+    with pytest.raises(ProcessLookupError):
+        os.kill(server.pid, 0)
+    with pytest.raises(TensorBoardError, match="no TensorBoard answering"):
+        tensorboard_server.poll_json(server.base_url, "/data/runs", ready=bool, wait=5)
