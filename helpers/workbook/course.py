@@ -247,10 +247,11 @@ def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
     import nbformat
 
     name = f"{chapter}.ipynb"
-    ids = lambda notebook: [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in notebook.cells]  # noqa: E731
     graded = nbformat.read(root / "autograded" / student / chapter / name, as_version=4)
-    expected = [grade_id for grade_id in ids(nbformat.read(root / "source" / chapter / name, as_version=4)) if grade_id]
-    notes = [f"{grade_id} deleted: no points for it" for grade_id in expected if grade_id not in ids(graded) and grade_id.endswith("-check")]
+    present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in graded.cells}
+    source = nbformat.read(root / "source" / chapter / name, as_version=4)
+    checks = [cell.metadata["nbgrader"]["grade_id"] for cell in source.cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    notes = [f"{grade_id} deleted: no points for it" for grade_id in checks if grade_id not in present]
     for cell in graded.cells:
         if any(output.get("ename") == "KeyboardInterrupt" for output in cell.get("outputs", [])):
             where = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell"
