@@ -32,3 +32,13 @@ def heading_anchors(notebook: Path) -> set[str]:
 def link_targets(markdown: str) -> list[str]:
     """Every link target of a Markdown text, in order (as rendered, so code spans hold no links)."""
     return [unquote(target) for target in _HREF.findall(_markdown_to_html(markdown))]
+
+
+def jupyter_anchor(heading: str) -> str:
+    """The anchor JupyterLab gives a heading: its text with every space made a dash, case and punctuation kept.
+
+    The book's Sphinx configuration makes MyST slug headings with this function
+    (``myst_heading_slug_func``), so a link written as JupyterLab resolves it
+    (``05_checkpoints.ipynb#Exact-resume-in-a-new-process``) resolves in the book too.
+    """
+    return heading.replace(" ", "-")

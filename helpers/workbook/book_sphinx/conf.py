@@ -1,0 +1,39 @@
+"""Sphinx configuration of the workbook's book; :func:`helpers.workbook.book.build` runs ``sphinx-build -c`` here.
+
+The sources are a staging folder the build writes (the chapters' notebooks, the seed map, the glossary, the
+teachers' page and ``index.md``); translations come from ``notebooks/locales/<language>/LC_MESSAGES/*.po``.
+What depends on the build (the run status on the index, the language switch, the footer, the search
+dictionary) is set by :mod:`helpers.workbook.sphinx_ext`.
+"""
+
+from helpers.paths import NOTEBOOKS_DIR
+
+project = "TensorFlow 2 training utilities"
+html_title = "TensorFlow 2 training utilities: a tested workbook"
+extensions = ["myst_nb", "sphinx_copybutton", "helpers.workbook.sphinx_ext"]
+
+# The notebooks are executed before the book is built (make run), or their stored outputs are used (make book).
+nb_execution_mode = "off"
+# Headings get JupyterLab's anchors, so links written for JupyterLab resolve in the book.
+myst_heading_anchors = 6
+myst_heading_slug_func = "helpers.workbook.anchors.jupyter_anchor"
+
+exclude_patterns = ["_extra", "**/.ipynb_checkpoints"]
+templates_path = ["_templates"]
+
+html_theme = "sphinx_book_theme"
+html_theme_options = {
+    "use_download_button": True,
+    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
+    "show_toc_level": 2,
+}
+html_copy_source = True  # the download button offers each chapter's .ipynb from _sources/
+html_show_sourcelink = False
+html_show_sphinx = False
+html_last_updated_fmt = None
+
+# Translations: one .po file per page in sphinx-intl's layout (notebooks/locales/zh_CN/LC_MESSAGES/04_....po).
+locale_dirs = [str(NOTEBOOKS_DIR / "locales")]
+gettext_compact = False
+gettext_location = False  # no line numbers in the .po files: an edit elsewhere in a chapter does not touch them
+gettext_additional_targets = ["raw"]  # the solutions' <summary> text is raw HTML

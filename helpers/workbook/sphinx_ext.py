@@ -1,0 +1,219 @@
+"""The small Sphinx extension the book needs beyond MyST-NB and the theme (see ``book_sphinx/conf.py``).
+
+- ``{workbook-chapters}``: the index's table of chapters, each with its title and first paragraph (both
+  translated in a translated edition) and how its run went, read from ``_run.json`` in the sources;
+- the sections JupyterLab opens folded (``jp-MarkdownHeadingCollapsed``) are folded in the book too;
+- every page links to the same page in the other edition (:data:`LANGUAGES`), ends with the licences,
+  and a Chinese edition's search splits words with a dictionary of the glossary's Chinese terms.
+
+The few strings it writes itself are in :data:`TEXT`, one entry per language; everything else on a page
+comes from the sources and their ``.po`` files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
+
+#: The editions, in the order of the language switch: (Sphinx's language, the switch's label, the HTML lang tag).
+LANGUAGES = (("en", "English", "en"), ("zh_CN", "中文", "zh-CN"))
+#: What the extension writes itself, per language.
+TEXT: dict[str, dict[str, str]] = {
+    "en": {
+        "chapter": "chapter",
+        "teaches": "what it teaches",
+        "run": "run",
+        "stored": "stored outputs",
+        "ok": "ran ok in {seconds:.1f} s",
+        "failed": "FAILED after {seconds:.1f} s",
+        "fold": "Show this part ({count} cells)",
+        "fold_one": "Show this part (1 cell)",
+        "footer": 'Code under the Apache License 2.0 (<a href="{root}LICENSE.txt">LICENSE</a>); '
+        'prose and figures under CC BY 4.0 (<a href="{root}LICENSE-docs.txt">LICENSE-docs</a>).',
+    },
+    "zh_CN": {
+        "chapter": "章节",
+        "teaches": "内容",
+        "run": "运行",
+        "stored": "仓库中存储的输出",
+        "ok": "运行成功，用时 {seconds:.1f} 秒",
+        "failed": "运行失败，{seconds:.1f} 秒后出错",
+        "fold": "展开这一部分（{count} 个单元格）",
+        "fold_one": "展开这一部分（1 个单元格）",
+        "footer": '代码采用 Apache License 2.0 许可（<a href="{root}LICENSE.txt">LICENSE</a>）；'
+        '文字与图片采用 CC BY 4.0 许可（<a href="{root}LICENSE-docs.txt">LICENSE-docs</a>）。',
+    },
+}
+#: The file in the sources that says how each chapter's run went: ``{docname: {"ok": bool | null, "seconds": float | null}}``.
+RUN_STATUS = "_run.json"
+#: The folder in the sources whose files are copied beside the pages (the licence files).
+EXTRA = "_extra"
+#: The cell metadata key with which JupyterLab stores a heading folded.
+FOLDED = "jp-MarkdownHeadingCollapsed"
+
+
+def text(language: str, key: str, **values: object) -> str:
+    """One of :data:`TEXT`'s strings in ``language`` (English for a language it lacks), filled in."""
+    return TEXT.get(language, TEXT["en"])[key].format(**values)
+
+
+def run_status(language: str, status: dict[str, Any] | None) -> str:
+    """How a chapter's run went, in words: stored outputs, ran ok in N s, or FAILED after N s."""
+    if not status or status.get("ok") is None:
+        return text(language, "stored")
+    return text(language, "ok" if status["ok"] else "failed", seconds=float(status["seconds"]))
+
+
+class fold(nodes.General, nodes.Element):
+    """A section's body that the reader opens: ``<details><summary>label</summary>...</details>``."""
+
+
+def _visit_fold(translator: Any, node: fold) -> None:
+    translator.body.append(f'<details class="workbook-fold"><summary>{translator.encode(node["label"])}</summary>\n')
+
+
+def _depart_fold(translator: Any, node: fold) -> None:
+    translator.body.append("</details>\n")
+
+
+class chapter_table(nodes.General, nodes.Element):
+    """Where the index's table of chapters goes; filled once every chapter has been read."""
+
+
+class ChaptersDirective(Directive):
+    """``{workbook-chapters}``: the table of chapters, built when every chapter has been read."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        return [chapter_table()]
+
+
+def fold_sections(app: Sphinx, doctree: nodes.document) -> None:
+    """Fold the body of each section whose heading cell JupyterLab stores folded, under a "show" summary."""
+    source = Path(app.srcdir) / f"{app.env.docname}.ipynb"
+    if not source.is_file():
+        return
+    from helpers.workbook.book import folded_sections, heading_levels
+
+    notebook = nbformat.read(source, as_version=4)
+    headings = []  # (cell index, folded) for every heading, in order
+    for index, cell in enumerate(notebook.cells):
+        headings += [(index, bool(cell.metadata.get(FOLDED)))] * len(heading_levels(cell))
+    sections = list(doctree.findall(nodes.section))
+    if len(sections) != len(headings):
+        raise ValueError(f"{source.name}: {len(headings)} headings in the notebook but {len(sections)} sections in the page")
+    counts = {first - 1: last - first + 1 for first, last in folded_sections(notebook)}
+    language = app.config.language or "en"
+    for section, (index, folded) in zip(sections, headings, strict=True):
+        if not folded or index not in counts:
+            continue
+        count = counts[index]
+        label = text(language, "fold", count=count) if count > 1 else text(language, "fold_one")
+        body = fold(label=label)
+        body.extend(section.children[1:])
+        section.children = section.children[:1]
+        section.append(body)
+
+
+def collect_summary(app: Sphinx, doctree: nodes.document) -> None:
+    """Keep each chapter's first paragraph (translated in a translated edition) for the index's table."""
+    summaries: dict[str, nodes.paragraph] = getattr(app.env, "workbook_summaries", {})
+    if (Path(app.srcdir) / f"{app.env.docname}.ipynb").is_file():
+        paragraph = next(iter(doctree.findall(nodes.paragraph)), None)
+        if paragraph is not None:
+            summaries[app.env.docname] = paragraph.deepcopy()
+    app.env.workbook_summaries = summaries  # type: ignore[attr-defined]
+
+
+def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    getattr(env, "workbook_summaries", {}).pop(docname, None)
+
+
+def fill_chapter_table(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Replace ``{workbook-chapters}`` with the table: title (linked), first paragraph, run status."""
+    language = app.config.language or "en"
+    status_file = Path(app.srcdir) / RUN_STATUS
+    statuses = json.loads(status_file.read_text(encoding="utf-8")) if status_file.is_file() else {}
+    summaries: dict[str, nodes.paragraph] = getattr(app.env, "workbook_summaries", {})
+    for placeholder in list(doctree.findall(chapter_table)):
+        table = nodes.table(classes=["workbook-chapters"])
+        group = nodes.tgroup(cols=3)
+        table += group
+        group += [nodes.colspec(colwidth=width) for width in (3, 6, 2)]
+        head = nodes.thead()
+        head += nodes.row("", *(nodes.entry("", nodes.paragraph(text=text(language, key))) for key in ("chapter", "teaches", "run")))
+        group += head
+        body = nodes.tbody()
+        for chapter in sorted(summaries):
+            link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, chapter))
+            link += app.env.titles[chapter].children[0].deepcopy() if app.env.titles[chapter].children else nodes.Text(chapter)
+            summary = summaries[chapter].deepcopy()
+            for reference in summary.findall(nodes.reference):  # links in a chapter's paragraph are relative to it: keep their text only
+                reference.replace_self(nodes.inline("", "", *reference.children))
+            body += nodes.row(
+                "",
+                nodes.entry("", nodes.paragraph("", "", link)),
+                nodes.entry("", summary),
+                nodes.entry("", nodes.paragraph(text=run_status(language, statuses.get(chapter)))),
+            )
+        group += body
+        placeholder.replace_self(table)
+
+
+def page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: nodes.document | None) -> None:
+    """The language switch: the same page in the other edition, a sibling folder of this one."""
+    language = app.config.language or "en"
+    others = [entry for entry in LANGUAGES if entry[0] != language]
+    if not others:
+        return
+    other, label, tag = others[0]
+    depth = pagename.count("/")
+    context.update(
+        workbook_other_language=other,
+        workbook_other_language_label=label,
+        workbook_other_language_tag=tag,
+        workbook_other_language_url="../" * (depth + 1) + f"{other}/{pagename}.html",
+    )
+
+
+def configure(app: Sphinx, config: Any) -> None:
+    """Settings that depend on the build: footer, licence files, the Chinese search dictionary."""
+    language = config.language or "en"
+    config.html_theme_options = {**config.html_theme_options, "extra_footer": text(language, "footer", root="")}
+    extra = Path(app.srcdir) / EXTRA
+    if extra.is_dir():
+        config.html_extra_path = [str(extra)]
+    if language.startswith("zh"):
+        dictionary = Path(app.doctreedir) / "jieba-glossary.txt"
+        dictionary.parent.mkdir(parents=True, exist_ok=True)
+        dictionary.write_text(search_dictionary(), encoding="utf-8")
+        config.html_search_options = {"dict": str(dictionary)}
+
+
+def search_dictionary() -> str:
+    """A jieba user dictionary of the glossary's Chinese terms, so a search for 学习率 finds the pages that use it."""
+    from helpers.workbook import glossary
+
+    words = sorted({word for term in glossary.terms() for word in (*term.chinese, *term.quoted) if " " not in word})
+    return "".join(f"{word} 100000 n\n" for word in words)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(fold, html=(_visit_fold, _depart_fold))
+    app.add_node(chapter_table)
+    app.add_directive("workbook-chapters", ChaptersDirective)
+    app.connect("config-inited", configure)
+    app.connect("doctree-read", fold_sections)
+    app.connect("doctree-read", collect_summary)
+    app.connect("env-purge-doc", _purge)
+    app.connect("doctree-resolved", fill_chapter_table)
+    app.connect("html-page-context", page_context)
+    return {"parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,197 @@
+"""The Chinese edition's translations: gettext catalogs kept up to date, and checked so they cannot go stale silently.
+
+    python -m helpers.workbook.translations update   # after an English edit: new and changed messages
+    python -m helpers.workbook.translations check [FILE.po ...]
+
+``update`` extracts the book's messages from the stored notebooks and pages (``sphinx-build -b gettext``)
+and merges them into ``notebooks/locales/zh_CN/LC_MESSAGES/*.po`` with ``sphinx-intl update``: a new
+message arrives untranslated, a changed one keeps its old translation marked fuzzy. ``check`` lists every
+message that is untranslated or fuzzy, and every translation that drops or changes an inline code span,
+a number, a URL or a link target of its English, or that gives a glossary term another Chinese word than
+the glossary's (:func:`helpers.workbook.glossary.terms`). Both exit 1 while a problem remains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from babel.messages.catalog import Catalog, Message
+from babel.messages.pofile import read_po
+
+from helpers.paths import NOTEBOOKS_DIR, display_path
+
+#: Where the catalogs live, in sphinx-intl's layout: ``<LOCALES>/<language>/LC_MESSAGES/<page>.po``.
+LOCALES = NOTEBOOKS_DIR / "locales"
+#: The translated edition's language, as Sphinx and gettext name it.
+LANGUAGE = "zh_CN"
+
+_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+_URL = re.compile(r"https?://[^\s)>\]`]+")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One message that needs a translator: the catalog, the start of its English, and what is wrong."""
+
+    catalog: Path
+    msgid: str
+    reason: str
+
+    def __str__(self) -> str:
+        start = " ".join(self.msgid.split())
+        return f"{display_path(self.catalog, keep_outside=True)}: {self.reason}: \"{start[:70]}{'...' if len(start) > 70 else ''}\""
+
+
+def catalogs(language: str = LANGUAGE, locales: Path = LOCALES) -> list[Path]:
+    """Every ``.po`` file of ``language``, sorted."""
+    return sorted((locales / language / "LC_MESSAGES").glob("*.po"))
+
+
+def read(path: Path) -> Catalog:
+    """A ``.po`` file as babel's catalog."""
+    with path.open("rb") as handle:
+        return read_po(handle)
+
+
+def code_spans(text: str) -> list[str]:
+    """The inline code spans of Markdown text, backticks included, in order."""
+    return [match.group(0) for match in _CODE.finditer(text)]
+
+
+def _prose(text: str) -> str:
+    """Text without its code spans and link targets (what a translator rewrites)."""
+    return _LINK_TARGET.sub("]()", _CODE.sub(" ", text))
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets of Markdown links ``[text](target)``, outside code spans."""
+    return _LINK_TARGET.findall(_CODE.sub(" ", text))
+
+
+def urls(text: str) -> list[str]:
+    """The URLs in text, outside code spans (a link's target counts)."""
+    return _URL.findall(_CODE.sub(" ", text))
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers written in digits in the prose (not in code spans or link targets)."""
+    return _NUMBER.findall(_URL.sub(" ", _prose(text)))
+
+
+def _missing(source: Iterable[str], translation: Iterable[str]) -> list[str]:
+    return sorted((Counter(source) - Counter(translation)).elements())
+
+
+def message_problems(msgid: str, msgstr: str) -> list[str]:
+    """What a translation drops or changes of its English: code spans, URLs, link targets, numbers."""
+    problems = []
+    if missing := _missing(code_spans(msgid), code_spans(msgstr)):
+        problems.append(f"code span {', '.join(missing)} changed or missing")
+    if extra := _missing(code_spans(msgstr), code_spans(msgid)):
+        problems.append(f"code span {', '.join(extra)} not in the English")
+    if missing := _missing(link_targets(msgid), link_targets(msgstr)):
+        problems.append(f"link target {', '.join(missing)} changed or missing")
+    if missing := _missing(urls(msgid), urls(msgstr)):
+        problems.append(f"URL {', '.join(missing)} changed or missing")
+    if missing := _missing(numbers(msgid), numbers(msgstr)):
+        problems.append(f"number {', '.join(missing)} changed or missing")
+    return problems
+
+
+def term_problems(msgid: str, msgstr: str, terms: Sequence[object] | None = None) -> list[str]:
+    """Glossary terms of the English that the translation gives under another word than the glossary's Chinese."""
+    from helpers.workbook import glossary
+
+    found = []
+    english, chinese = _prose(msgid), _prose(msgstr)
+    for term in glossary.terms() if terms is None else terms:
+        forms = getattr(term, "english")
+        words = getattr(term, "chinese")
+        if any(re.search(rf"(?<![\w-]){re.escape(form)}(?:s|es)?(?![\w-])", english, re.IGNORECASE) for form in forms):
+            if not any(word in chinese for word in words):
+                found.append(f"'{forms[0]}' is not translated as the glossary's {' / '.join(words)}")
+    return found
+
+
+def problems(paths: Sequence[Path] | None = None, *, check_terms: bool = True) -> list[Problem]:
+    """Every problem of the given catalogs (default: all of :data:`LANGUAGE`)."""
+    from helpers.workbook import glossary
+
+    terms = glossary.terms() if check_terms else []
+    found = []
+    for path in catalogs() if paths is None else paths:
+        for message in read(path):
+            if not message.id:
+                continue
+            found += _problems_of(path, message, terms)
+    return found
+
+
+def _problems_of(path: Path, message: Message, terms: Sequence[object]) -> list[Problem]:
+    msgid, msgstr = str(message.id), str(message.string or "")
+    if not msgstr:
+        return [Problem(path, msgid, "untranslated")]
+    reasons = ["fuzzy: the English changed, check the translation and remove the fuzzy flag"] if message.fuzzy else []
+    reasons += message_problems(msgid, msgstr) + term_problems(msgid, msgstr, terms)
+    return [Problem(path, msgid, reason) for reason in reasons]
+
+
+def extract(out_dir: Path) -> Path:
+    """The book's messages as ``.pot`` files in ``out_dir``, extracted from the stored notebooks and pages."""
+    from helpers.workbook import book, runner
+
+    with tempfile.TemporaryDirectory(prefix="workbook-gettext-") as folder:
+        sources = Path(folder) / "sources"
+        book.stage([book.Chapter(path) for path in runner.notebooks()], sources, notebooks_dir=NOTEBOOKS_DIR)
+        book.sphinx("gettext", sources, out_dir, doctrees=Path(folder) / "doctrees")
+    return out_dir
+
+
+def update(locales: Path = LOCALES, language: str = LANGUAGE) -> None:
+    """Merge the messages of today's sources into the catalogs (sphinx-intl: new ones untranslated, changed ones fuzzy)."""
+    with tempfile.TemporaryDirectory(prefix="workbook-pot-") as folder:
+        pot = extract(Path(folder) / "pot")
+        command = [sys.executable, "-m", "sphinx_intl", "update", "-p", str(pot), "-l", language, "-d", str(locales), "-w", "0", "--no-obsolete"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode:
+            raise RuntimeError(f"sphinx-intl update failed: {result.stderr.strip() or result.stdout.strip()}")
+        for path in (locales / language / "LC_MESSAGES").glob("*.po"):
+            if not (pot / f"{path.stem}.pot").is_file():  # a page that is gone
+                path.unlink()
+    shutil.rmtree(locales / language / "LC_MESSAGES" / "__pycache__", ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.workbook.translations", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("update", help="merge new and changed English messages into the .po files, then check them")
+    check = sub.add_parser("check", help="list untranslated, fuzzy and inconsistent messages")
+    check.add_argument("files", nargs="*", type=Path, help=".po files (default: all)")
+    check.add_argument("--no-terms", action="store_true", help="skip the glossary-term check")
+    args = parser.parse_args(argv)
+    if args.command == "update":
+        update()
+        files, terms = None, True
+    else:
+        files, terms = [path.resolve() for path in args.files] or None, not args.no_terms
+    found = problems(files, check_terms=terms)
+    for problem in found:
+        print(problem)
+    count = len(catalogs()) if files is None else len(files)
+    print(f"{len(found)} problem(s) in {count} catalog(s)" + ("" if found else ": every message is translated and consistent"))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
