@@ -38,6 +38,8 @@ CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,
 #: from ``file://`` and from a web server alike, where a file with no suffix may be offered as a download.
 LICENSE_FILES = (repo_root() / "LICENSE", repo_root() / "LICENSE-docs")
+#: How the command lines name the editions a build wrote.
+EDITIONS_LINE = ", ".join(f"{label}: {language}/index.html" for language, label, _ in LANGUAGES)
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
