@@ -243,6 +243,7 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
             sphinx("html", sources, pages / language, language=language, doctrees=partial / f"doctrees-{language}")
             shutil.rmtree(pages / language / ".doctrees", ignore_errors=True)
             (pages / language / ".buildinfo").unlink(missing_ok=True)
+        shutil.rmtree(pages / "jupyter_execute", ignore_errors=True)  # MyST-NB's copies of the notebooks; the pages hold what they need
         (pages / "index.html").write_text(_landing_page(), encoding="utf-8")
         _replace_folder(out_dir, pages)
     finally:
