@@ -8,16 +8,19 @@ browser's own network log that every request stayed on the machine.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, build_root
 from helpers.ports import free_port
 from helpers.workbook import book, lab, runner
+from helpers.workbook.sphinx_ext import LANGUAGES
 
 pytestmark = pytest.mark.process
 
@@ -78,27 +81,81 @@ def screenshot(driver: object, name: str) -> Path:
     return path
 
 
-def test_the_book_opens_offline_and_a_chapter_shows_text_code_output_and_figure(browser: object, tmp_path: Path) -> None:
+#: Where Debian's fonts-noto-cjk puts its Sans font; without a CJK font Chromium draws Chinese as boxes.
+CJK_FONT = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+#: For each edition: a word to search for and the chapter that teaches it.
+SEARCHES = {"en": ("CosineDecay", "04_learning_rate_schedules"), "zh_CN": ("学习率", "04_learning_rate_schedules")}
+_CJK = re.compile("[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book's folder (its landing page is ``index.html``)."""
+    return book.build([book.Chapter(path) for path in runner.notebooks()], tmp_path_factory.mktemp("book") / "book", notebooks_dir=NOTEBOOKS_DIR).parent
+
+
+def _all_local(urls: list[str]) -> None:
+    assert urls and all(url.startswith(("file:", "data:")) for url in urls), [url for url in urls if not url.startswith(("file:", "data:"))]
+
+
+@pytest.mark.parametrize("language", [language for language, _, _ in LANGUAGES])
+def test_a_book_chapter_shows_text_code_outputs_and_figures_and_its_switches_work(browser: object, built_book: Path, language: str) -> None:
+    """Issue 24, item 5: in each edition, chapter 08 from the index; the dark theme; the language switch; all offline."""
     from selenium.webdriver.common.by import By
 
-    index = book.build([book.Chapter(path) for path in runner.notebooks()], tmp_path / "book", notebooks_dir=NOTEBOOKS_DIR)
+    assert CJK_FONT.is_file(), "install Debian's fonts-noto-cjk (make test does)"
     requested_urls(browser)  # drop what the browser loaded for itself at start (its chrome:// new-tab page)
-    browser.get(index.as_uri())
-    assert "TensorFlow 2 training utilities" in browser.title
-    browser.find_element(By.CSS_SELECTOR, 'a[href="08_capstone.html"]').click()
-    wait_for(lambda: browser.current_url.endswith("08_capstone.html"), what="chapter 08")
-    heading = wait_for(lambda: browser.find_elements(By.TAG_NAME, "h1"), what="chapter 08's title")[0]
-    assert heading.text.startswith("08 · Capstone")
-    assert browser.find_elements(By.CSS_SELECTOR, ".jp-CodeCell .highlight"), "no code cell"
-    outputs = " ".join(element.text for element in browser.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
+    browser.get((built_book / "index.html").as_uri())  # the landing page leads to the English edition
+    wait_for(lambda: browser.current_url.endswith("/en/index.html"), what="the English edition from the landing page")
+    if language != "en":
+        browser.get((built_book / language / "index.html").as_uri())
+    wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, 'table.workbook-chapters a[href="08_capstone.html"]'), what="the index's table")[0].click()
+    wait_for(lambda: browser.current_url.endswith(f"/{language}/08_capstone.html"), what="chapter 08")
+    heading = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "article h1"), what="chapter 08's title")[0]
+    assert heading.text.startswith("08 · ")
+    prose = browser.find_element(By.CSS_SELECTOR, "article").text
+    assert bool(_CJK.search(prose[:2000])) == (language != "en"), "the chapter's prose is not in its edition's language"
+    assert browser.find_elements(By.CSS_SELECTOR, ".cell_input .highlight"), "no code cell"
+    outputs = " ".join(element.text for element in browser.find_elements(By.CSS_SELECTOR, ".cell_output"))
     assert "finished at step" in outputs
-    figures = browser.find_elements(By.CSS_SELECTOR, 'img[src^="data:image/png"]')
+    figures = browser.find_elements(By.CSS_SELECTOR, ".cell_output img")
     assert figures and browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", figures[0]) > 100
-    closed = browser.find_elements(By.CSS_SELECTOR, "details")
+    closed = browser.find_elements(By.CSS_SELECTOR, "article details")
     assert closed and not any(element.get_attribute("open") for element in closed), "solutions start closed"
-    screenshot(browser, "book_08_capstone.png")
-    urls = requested_urls(browser)
-    assert urls and all(url.startswith(("file:", "data:")) for url in urls), [url for url in urls if not url.startswith(("file:", "data:"))]
+    screenshot(browser, f"book_{language}_08_capstone.png")
+    _all_local(requested_urls(browser))
+
+    browser.find_element(By.CSS_SELECTOR, ".theme-switch-button").click()
+    wait_for(lambda: [button for button in browser.find_elements(By.CSS_SELECTOR, '.theme-change-button[data-mode="dark"]') if button.is_displayed()],
+             what="the colour-mode menu")[0].click()  # fmt: skip
+    assert browser.execute_script("return document.documentElement.dataset.theme") == "dark"
+    screenshot(browser, f"book_{language}_08_capstone_dark.png")
+
+    other = next(name for name, _, _ in LANGUAGES if name != language)
+    browser.find_element(By.CSS_SELECTOR, "a.workbook-language-switch").click()
+    wait_for(lambda: browser.current_url.endswith(f"/{other}/08_capstone.html"), what=f"chapter 08 in {other}")
+    assert wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "article h1"), what="the other edition's title")[0].text.startswith("08 · ")
+    _all_local(requested_urls(browser))
+
+
+@pytest.mark.parametrize("language", [language for language, _, _ in LANGUAGES])
+def test_the_books_search_finds_the_chapter_that_teaches_a_term(browser: object, built_book: Path, language: str) -> None:
+    """Search works from file:// with no server: a term in the edition's language finds the chapter that teaches it."""
+    from selenium.webdriver.common.by import By
+
+    word, chapter = SEARCHES[language]
+    requested_urls(browser)
+    browser.get(f"{(built_book / language / 'search.html').as_uri()}?q={quote(word)}")
+    found = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, f'#search-results a[href*="{chapter}.html"]'), what=f"a search result for {word}")
+    assert found
+    screenshot(browser, f"book_{language}_search.png")
+    _all_local(requested_urls(browser))
+
+
+def test_the_book_opens_its_licence_from_the_footer(browser: object, built_book: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get((built_book / "en" / "08_capstone.html").as_uri())
     browser.find_element(By.CSS_SELECTOR, 'footer a[href="LICENSE.txt"]').click()  # the last line's link opens the licence as text
     wait_for(lambda: browser.current_url.endswith("/LICENSE.txt"), what="LICENSE.txt from the footer")
     assert "Apache License" in wait_for(lambda: browser.find_element(By.TAG_NAME, "body").text, what="the licence's text")
@@ -118,3 +175,21 @@ def test_jupyterlab_opens_notebook_00_without_asking_about_news(browser: object)
         shot = screenshot(browser, "jupyterlab_00_start_here.png")
         assert "Jupyter news" not in browser.find_element(By.TAG_NAME, "body").text
         assert shot.is_file()
+
+
+def test_jupyterlab_in_chinese_opens_the_translated_copy_of_notebook_00(browser: object) -> None:
+    """``make lab ARGS="--lang zh_CN"``: JupyterLab's menus from its zh-CN language pack, the chapter's prose from the .po files."""
+    from selenium.webdriver.common.by import By
+
+    port, token = free_port(), secrets.token_urlsafe(16)
+    with lab.lab_server(port, token, language="zh_CN") as base:
+        browser.get(f"{base}/lab/tree/notebooks/00_start_here.ipynb?token={token}")
+        title = wait_for(
+            lambda: [element for element in browser.find_elements(By.CSS_SELECTOR, ".jp-RenderedMarkdown h1") if element.text.startswith("00 · ")],
+            timeout=90,
+            what="notebook 00's title in JupyterLab",
+        )[0]
+        assert _CJK.search(title.text), title.text
+        menus = wait_for(lambda: browser.find_element(By.CSS_SELECTOR, ".lm-MenuBar").text, what="the menu bar")
+        assert "文件" in menus, menus  # "File" in the zh-CN language pack
+        screenshot(browser, "jupyterlab_zh_CN_00_start_here.png")

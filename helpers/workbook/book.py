@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from helpers.paths import display_path, repo_root
-from helpers.workbook.sphinx_ext import EXTRA, FOLDED, LANGUAGES, RUN_STATUS
+from helpers.workbook.sphinx_ext import EXTRA, FOLDED, LANGUAGES, LOCALES, RUN_STATUS
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present: (file, title).
 EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
@@ -192,6 +192,9 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
     (folder / "index.md").write_text((CONF_DIR / "index.md").read_text(encoding="utf-8") + toctree, encoding="utf-8")
     statuses = {chapter.notebook.stem: {"ok": chapter.ok, "seconds": chapter.seconds} for chapter in chapters}
     (folder / RUN_STATUS).write_text(json.dumps(statuses, indent=1), encoding="utf-8")
+    translations = notebooks_dir / "locales"
+    if translations.is_dir():  # Sphinx compiles each .po file into a .mo file beside it: in the copy, not in the repository
+        shutil.copytree(translations, folder / LOCALES, ignore=shutil.ignore_patterns("*.mo"), dirs_exist_ok=True)
     (folder / EXTRA).mkdir(exist_ok=True)
     for source in LICENSE_FILES:
         with _naming(source):

@@ -55,6 +55,8 @@ TEXT: dict[str, dict[str, str]] = {
 RUN_STATUS = "_run.json"
 #: The folder in the sources whose files are copied beside the pages (the licence files).
 EXTRA = "_extra"
+#: The folder in the sources that holds a copy of the translations (``<language>/LC_MESSAGES/*.po``).
+LOCALES = "_locales"
 #: The cell metadata key with which JupyterLab stores a heading folded.
 FOLDED = "jp-MarkdownHeadingCollapsed"
 
@@ -205,6 +207,8 @@ def configure(app: Sphinx, config: Any) -> None:
     extra = Path(app.srcdir) / EXTRA
     if extra.is_dir():
         config.html_extra_path = [str(extra)]
+    if (Path(app.srcdir) / LOCALES).is_dir():
+        config.locale_dirs = [str(Path(app.srcdir) / LOCALES)]
     if language.startswith("zh"):
         dictionary = Path(app.doctreedir) / "jieba-glossary.txt"
         dictionary.parent.mkdir(parents=True, exist_ok=True)

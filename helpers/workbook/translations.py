@@ -38,8 +38,11 @@ LANGUAGE = "zh_CN"
 
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
-_URL = re.compile(r"https?://[^\s)>\]`]+")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+_URL = re.compile(r"https?://[^\s)>\]`，。：；！？）」]+?(?=[.,:;!?]*(?:[\s)>\]`，。：；！？）」]|$))")
+#: A number in digits: a whole word, or the number of a ratio such as ``30.3x``; ``v2.16`` or ``3rd`` hold none.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?=x\b|[^\w.]|\.(?!\d)|$)")
+#: Where a glossary term's English form counts: not inside a dotted or called name (``optimizer.iterations``, ``tf.losses``).
+_TERM_BEFORE, _TERM_AFTER = r"(?<![\w\-./])", r"(?:s|es)?(?![\w\-(/]|\.\w)"
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) 
     found = []
     english, chinese = _prose(msgid), _prose(msgstr)
     for term in glossary.terms() if terms is None else terms:
-        used = any(re.search(rf"(?<![\w-]){re.escape(form)}(?:s|es)?(?![\w-])", english, re.IGNORECASE) for form in term.english)
+        used = any(re.search(_TERM_BEFORE + re.escape(form) + _TERM_AFTER, english, re.IGNORECASE) for form in term.english)
         if used and not any(word in chinese for word in term.chinese):
             found.append(f"'{term.english[0]}' is not translated as the glossary's {' / '.join(term.chinese)}")
     return found

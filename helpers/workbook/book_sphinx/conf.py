@@ -18,7 +18,7 @@ nb_execution_mode = "off"
 myst_heading_anchors = 6
 myst_heading_slug_func = "helpers.workbook.anchors.jupyter_anchor"
 
-exclude_patterns = ["_extra", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_extra", "_locales", "**/.ipynb_checkpoints"]
 templates_path = ["_templates"]
 
 html_theme = "sphinx_book_theme"
@@ -36,7 +36,8 @@ html_show_sourcelink = False
 html_show_sphinx = False
 html_last_updated_fmt = None
 
-# Translations: one .po file per page in sphinx-intl's layout (notebooks/locales/zh_CN/LC_MESSAGES/04_....po).
+# Translations: one .po file per page in sphinx-intl's layout (notebooks/locales/zh_CN/LC_MESSAGES/04_....po);
+# the build reads a copy staged with the sources (sphinx_ext.configure), so the .mo files it compiles stay out of the repository.
 locale_dirs = [str(NOTEBOOKS_DIR / "locales")]
 gettext_compact = False
 gettext_location = False  # no line numbers in the .po files: an edit elsewhere in a chapter does not touch them
