@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test check refresh unit lab book course grade bench drift configs clean help
+.PHONY: run test check refresh unit lab book translations course grade bench drift configs clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
@@ -19,8 +19,9 @@ help:
 	@echo "make unit    make check, then the tests that start no notebook, process or server (about a minute)"
 	@echo "make bench   the benchmarks (python -m benchmarks.run $$ARGS); results in build/benchmarks"
 	@echo "make refresh re-execute notebooks in place and store clean outputs (ARGS='01' for one)"
-	@echo "make book    build the HTML book in build/book from the stored outputs (make run builds it from its own run)"
-	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999'); the URL with its token is printed"
+	@echo "make book    build the book from the stored outputs, in English and Chinese (build/book/en, build/book/zh_CN; make run builds it from its own run)"
+	@echo "make translations  after an English edit: merge new and changed messages into notebooks/locales/zh_CN/*.po and list what needs translating"
+	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999', ARGS='--lang zh_CN'); the URL with its token is printed"
 	@echo "make course  build the nbgrader course in build/course: teacher's version and students' release (ARGS='03' for one chapter)"
 	@echo "make grade   autograde the notebooks students returned, write feedback and build/course/grades.csv (ARGS='--from DIR')"
 	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
@@ -34,11 +35,13 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # tests/test_browser.py opens the book and JupyterLab in Debian's headless Chromium; make test installs it
-# (as root, through apt) when /usr/bin/chromedriver is missing.
+# (as root, through apt) when /usr/bin/chromedriver is missing, with a CJK font for the Chinese edition
+# (without one, Chromium draws Chinese text as boxes).
 CHROMEDRIVER := /usr/bin/chromedriver
-$(CHROMEDRIVER):
+CJK_FONT     := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+$(CHROMEDRIVER) $(CJK_FONT):
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-noto-cjk
 
 run: $(STAMP)
 	$(PY) -m helpers.workbook run $(ARGS)
@@ -48,7 +51,7 @@ check: $(STAMP)
 	$(PY) -m ruff check
 	$(PY) -m mypy
 
-test: check $(CHROMEDRIVER)
+test: check $(CHROMEDRIVER) $(CJK_FONT)
 	$(PY) -m pytest -n 2 --dist loadfile $(ARGS)
 
 unit: check
@@ -68,6 +71,9 @@ configs: $(STAMP)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book
+
+translations: $(STAMP)
+	$(PY) -m helpers.workbook.translations update
 
 lab: $(STAMP)
 	$(PY) -m helpers.workbook lab $(ARGS)

@@ -14,11 +14,9 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
 from helpers.workbook import anchors
-from helpers.workbook.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, api_names, resolve, rows
+from helpers.workbook.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, Term, api_names, chinese_items, resolve, rows, terms
 
 API_ITEM = re.compile(API_NAME.pattern + r"$")
-#: A Chinese item: a word followed by the seed texts that use it, "(000)" or "(000, 001)", or by † (not in the texts).
-CHINESE_ITEM = re.compile(r"(?P<word>\S.*?) (?:\((?P<seeds>\d{3}(?:, \d{3})*)\)|(?P<usual>†))")
 SEEDS = {"000", "001", "003"}
 
 
@@ -66,14 +64,74 @@ def test_each_term_appears_once() -> None:
 
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)
 def test_every_chinese_word_says_where_it_comes_from(row: tuple[int, list[str]]) -> None:
-    """Each item is "word (seed numbers)" for a word the seed texts use, or "word †" for the usual term."""
+    """Each item is "word (seed numbers)" for a word the seed texts use, or "word †" for the usual term, joined by " / "."""
     where = _row_id(row)
-    for item in row[1][1].split("; "):
-        match = CHINESE_ITEM.fullmatch(item)
-        assert match, f"{where}: {item!r} names neither the seed texts that use it, '(000)', nor '†' (not from the texts)"
-        if match["seeds"]:
-            unknown = set(match["seeds"].split(", ")) - SEEDS
-            assert not unknown, f"{where}: {item!r} names seed texts that do not exist: {sorted(unknown)}"
+    for item in chinese_items(row[1][1], f"{where}: "):
+        unknown = set(item.seeds) - SEEDS
+        assert not unknown, f"{where}: {item.word!r} names seed texts that do not exist: {sorted(unknown)}"
+
+
+def test_terms_reads_every_row() -> None:
+    """One Term per row; every English form and Chinese word found once across the glossary's main words."""
+    found = terms()
+    assert len(found) == len(ROWS)
+    english = [form.lower() for term in found for form in term.english]
+    assert len(english) == len(set(english)), sorted({form for form in english if english.count(form) > 1})
+    assert all(term.english and term.chinese for term in found)
+
+
+def test_terms_real_rows() -> None:
+    """A few real rows: alternatives, dropped code, a quoted-only seed word, a gloss, synonyms."""
+    by_term = {term.english[0]: term for term in terms()}
+    assert by_term["global step"] == Term(english=("global step",), chinese=("全局步数",), quoted=("全局步骤计数器",))
+    assert by_term["gradient clipping"] == Term(english=("gradient clipping",), chinese=("梯度裁剪",), quoted=("梯度截断",))
+    assert by_term["train step"] == Term(english=("train step", "training step"), chinese=("训练步",), quoted=("训练步骤",))
+    assert by_term["finite differences"].english == ("finite differences", "numerical gradient")
+    assert by_term["initial epoch"].english == ("initial epoch",)  # (`fit(initial_epoch=...)`) is code, not a form
+    assert by_term["model checkpoint"].english == ("model checkpoint",)
+    assert by_term["chief"].chinese == ("主工作节点",)  # the gloss （chief） is written beside it, not searched for
+    assert by_term["NaN"].chinese == ("NaN",)
+    assert by_term["epoch"].chinese == ("轮次", "迭代周期") and by_term["worker"].chinese == ("工作节点", "工作器")
+    assert by_term["restore"] == Term(english=("restore",), chinese=("恢复",), quoted=("加载",))
+    assert by_term["loading"].chinese == ("加载",) and by_term["op"].chinese == ("操作",)
+
+
+def test_no_prose_word_is_also_quoted_only() -> None:
+    """A word a row quotes only is no other row's word for prose, except where the seed used it for that other term."""
+    prose = {word: term.english[0] for term in terms() for word in term.chinese}
+    clashes = {word: prose[word] for term in terms() for word in term.quoted if word in prose}
+    assert clashes == {"加载": "loading"}  # seed 001 says 加载 for restoring a checkpoint; 加载 is the word for loading
+
+
+GOOD = """# A glossary
+
+| term | 中文 | API | taught in |
+|---|---|---|---|
+| gradient clipping | 梯度裁剪 † / 「梯度截断」 (000) | `tf.clip_by_global_norm` | [03](03_gradient_clipping.ipynb#Setup) |
+"""
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("梯度裁剪 †; 梯度截断 (000)", "line 6: '梯度裁剪 †; 梯度截断 (000)' is not a word followed by its seed numbers"),
+        ("梯度裁剪 / 梯度截断 (000)", "line 6: '梯度裁剪' is not a word followed by its seed numbers"),
+        ("「梯度截断」 (000) / 梯度裁剪 †", "line 6: the main (first) word '梯度截断' is quoted only"),
+        ("梯度裁剪 † / 「梯度截断」 †", "line 6: '「梯度截断」 †': a quoted-only word must name the seed text it quotes"),
+        ("梯度裁剪 † / 「梯度截断 (000)", "line 6: '「梯度截断 (000)': the corner brackets 「」 of a quoted-only word are not closed"),
+    ],
+)
+def test_terms_rejects_a_bad_notation_naming_the_line(tmp_path: Path, cell: str, message: str) -> None:
+    path = tmp_path / "glossary.md"
+    path.write_text(GOOD + GOOD.splitlines()[-1].replace("梯度裁剪 † / 「梯度截断」 (000)", cell) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"glossary.md, {message}")):
+        terms(path)
+
+
+def test_terms_of_a_small_glossary(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.md"
+    path.write_text(GOOD, encoding="utf-8")
+    assert terms(path) == [Term(english=("gradient clipping",), chinese=("梯度裁剪",), quoted=("梯度截断",))]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)

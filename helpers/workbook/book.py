@@ -38,6 +38,8 @@ CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,
 #: from ``file://`` and from a web server alike, where a file with no suffix may be offered as a download.
 LICENSE_FILES = (repo_root() / "LICENSE", repo_root() / "LICENSE-docs")
+#: How the command lines name the editions a build wrote.
+EDITIONS_LINE = ", ".join(f"{label}: {language}/index.html" for language, label, _ in LANGUAGES)
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
@@ -241,6 +243,7 @@ def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) ->
             sphinx("html", sources, pages / language, language=language, doctrees=partial / f"doctrees-{language}")
             shutil.rmtree(pages / language / ".doctrees", ignore_errors=True)
             (pages / language / ".buildinfo").unlink(missing_ok=True)
+        shutil.rmtree(pages / "jupyter_execute", ignore_errors=True)  # MyST-NB's copies of the notebooks; the pages hold what they need
         (pages / "index.html").write_text(_landing_page(), encoding="utf-8")
         _replace_folder(out_dir, pages)
     finally:

@@ -79,15 +79,52 @@ def lab_arguments(port: int, token: str, *, as_root: bool | None = None, root: P
 LAB_CONFIG_DIR = Path(__file__).resolve().parent / "lab_config"
 
 
-def lab_environment() -> dict[str, str]:
+#: The languages ``make lab ARGS="--lang ..."`` opens the workbook in: each one's JupyterLab locale (its language pack).
+LAB_LOCALES = {"en": "en", "zh_CN": "zh_CN"}
+
+
+def translated_root(language: str) -> Path:
+    """The folder ``make lab ARGS="--lang <language>"`` serves: ``build/lab-<language>/``, translated copies in ``notebooks/``."""
+    from helpers.paths import build_root
+
+    return build_root() / f"lab-{language}"
+
+
+def prepare_translated(language: str) -> Path:
+    """Build the translated copies of the notebooks and a Jupyter config that opens JupyterLab in ``language``; return the folder to serve.
+
+    The copies are rebuilt from the stored notebooks and the ``.po`` files each time (never edited), so a
+    change to either shows at the next ``make lab``. ``ValueError`` for a language the workbook has no translation of.
+    """
+    import json
+    import shutil
+
+    from helpers.workbook import translations
+
+    if language not in LAB_LOCALES:
+        raise ValueError(f"no {language!r} edition: --lang takes one of {', '.join(LAB_LOCALES)}")
+    root = translated_root(language)
+    shutil.rmtree(root / "notebooks", ignore_errors=True)
+    translations.build_translated_copies(root / "notebooks", language)
+    overrides = json.loads((LAB_CONFIG_DIR / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
+    overrides["@jupyterlab/translation-extension:plugin"] = {"locale": LAB_LOCALES[language]}
+    config = root / "jupyter-config" / "labconfig"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "default_setting_overrides.json").write_text(json.dumps(overrides, indent=2, ensure_ascii=False), encoding="utf-8")
+    return root
+
+
+def lab_environment(language: str | None = None) -> dict[str, str]:
     """The environment of ``make lab``'s JupyterLab and its kernels.
 
-    This one plus :data:`LAB_CONFIG_DIR` on Jupyter's config path, and the virtual environment's
+    This one plus :data:`LAB_CONFIG_DIR` on Jupyter's config path (for ``language``, the translated
+    edition's config that :func:`prepare_translated` wrote, which adds the JupyterLab locale), and the virtual environment's
     ``bin`` folder first on ``PATH``: ``make lab`` runs ``.venv/bin/python`` without activating the
     environment, and ``%tensorboard`` looks for the ``tensorboard`` program on ``PATH``
     ("ERROR: Could not find `tensorboard`" otherwise).
     """
-    config_path = os.pathsep.join(filter(None, [str(LAB_CONFIG_DIR), os.environ.get("JUPYTER_CONFIG_PATH")]))
+    own = str(translated_root(language) / "jupyter-config") if language else str(LAB_CONFIG_DIR)
+    config_path = os.pathsep.join(filter(None, [own, os.environ.get("JUPYTER_CONFIG_PATH")]))
     path = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), os.environ.get("PATH")]))
     return {**os.environ, "JUPYTER_CONFIG_PATH": config_path, "PATH": path}
 
@@ -115,14 +152,17 @@ def wait_until_answering(server: subprocess.Popen[str], base: str, token: str, *
 
 
 @contextlib.contextmanager
-def lab_server(port: int, token: str, *, timeout: float = 90.0, root: Path | None = None) -> Iterator[str]:
+def lab_server(port: int, token: str, *, timeout: float = 90.0, root: Path | None = None, language: str | None = None) -> Iterator[str]:
     """Start :func:`lab_arguments`'s JupyterLab, wait until it answers, yield its base URL; stop it by its process id.
 
-    Used by the tests; ``make lab`` runs the same command in the foreground. ``root``: as :func:`lab_arguments`.
+    Used by the tests; ``make lab`` runs the same command in the foreground. ``root``: as :func:`lab_arguments`;
+    ``language``: a translated edition (:func:`prepare_translated`), served from its own folder.
     """
+    if language is not None:
+        root = prepare_translated(language)
     folder = repo_root() if root is None else root
     server = subprocess.Popen(
-        lab_arguments(port, token, root=root), cwd=folder, env=lab_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        lab_arguments(port, token, root=root), cwd=folder, env=lab_environment(language), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     output = server.stdout
     assert output is not None  # stdout=PIPE
@@ -178,9 +218,12 @@ def lab_command(args: argparse.Namespace) -> int:
     import secrets
 
     check_port(args.port)
-    root = course_folder() if args.course else None
+    language = args.lang if args.lang != "en" else None
+    if args.course and language:
+        raise ValueError("--course and --lang cannot be combined: the course is built from the English chapters")
+    root = course_folder() if args.course else prepare_translated(language) if language else None
     token = secrets.token_urlsafe(24)
-    server = subprocess.Popen(lab_arguments(args.port, token, root=root), cwd=root or repo_root(), env=lab_environment(), text=True)
+    server = subprocess.Popen(lab_arguments(args.port, token, root=root), cwd=root or repo_root(), env=lab_environment(language), text=True)
     with _ctrl_c_left_to(server):
         try:
             wait_until_answering(server, f"http://{LOOPBACK}:{args.port}", token, timeout=STARTUP_SECONDS)
@@ -189,9 +232,11 @@ def lab_command(args: argparse.Namespace) -> int:
         except TimeoutError as error:  # the server is stopped on the way out
             print(f"error: {error}", file=sys.stderr, flush=True)
             return 1
-        page = "formgrader" if root is not None else "lab/tree/notebooks/00_start_here.ipynb"
+        page = "formgrader" if args.course else "lab/tree/notebooks/00_start_here.ipynb"
         print(f"JupyterLab on http://{LOOPBACK}:{args.port}/{page}?token={token}", flush=True)
-        if root is not None:
+        if language:
+            print(f"(the {language} edition: translated copies in {root / 'notebooks'}, rebuilt at each start; edit the .po files, not them)", flush=True)
+        if args.course:
             print("(the course: nbgrader's formgrader; its menu Nbgrader has the assignment list too)", flush=True)
         print("(Ctrl-C twice stops it)", flush=True)
         return server.wait()

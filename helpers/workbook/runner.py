@@ -158,12 +158,14 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"\nexecuted copies and report.md in {display_path(output_dir)}")
     from helpers.workbook import book
 
-    chapters = [book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()]
+    ran = {result.name: book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()}
+    # a chapter this run did not execute (--only) is in the book with its stored outputs, so every link between chapters resolves
+    chapters = [ran.get(path.stem, book.Chapter(path)) for path in notebooks()]
     failures = [result for result in results if not result.ok]
     started = time.perf_counter()
     try:
         index = book.build(chapters, build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
-        print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; open it in a browser, it works offline)")
+        print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; {book.EDITIONS_LINE}; open it in a browser, it works offline)")
     finally:  # a book that fails (BookError, reported by the command line) still lists the notebooks that failed first
         for result in failures:
             print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
@@ -178,7 +180,7 @@ def book_command(_: argparse.Namespace) -> int:
     from helpers.workbook import book
 
     index = book.build([book.Chapter(path) for path in notebooks()], build_root() / "book", notebooks_dir=NOTEBOOKS_DIR)
-    print(f"book: {display_path(index)}")
+    print(f"book: {display_path(index)} ({book.EDITIONS_LINE})")
     return 0
 
 

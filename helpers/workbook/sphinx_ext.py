@@ -165,7 +165,21 @@ def fill_chapter_table(app: Sphinx, doctree: nodes.document, docname: str) -> No
                 nodes.entry("", nodes.paragraph(text=run_status(language, statuses.get(chapter)))),
             )
         group += body
-        placeholder.replace_self(table)
+        others = nodes.bullet_list(classes=["workbook-other-pages"])
+        for page in app.env.found_docs - set(summaries) - {docname}:
+            link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, page))
+            link += app.env.titles[page].children[0].deepcopy() if app.env.titles[page].children else nodes.Text(page)
+            others += nodes.list_item("", nodes.paragraph("", "", link))
+        others.children.sort(key=lambda item: _order(app, item))
+        placeholder.replace_self([table, others] if others.children else [table])
+
+
+def _order(app: Sphinx, item: nodes.Element) -> int:
+    """The position of a linked page in the index's table of contents (the order :func:`helpers.workbook.book.stage` wrote)."""
+    uri = next(iter(item.findall(nodes.reference)))["refuri"]
+    names = [str(entry) for entry in app.env.toctree_includes.get(app.config.root_doc, [])]
+    stem = uri.split("#")[0].removesuffix(".html")
+    return names.index(stem) if stem in names else len(names)
 
 
 def page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: nodes.document | None) -> None:

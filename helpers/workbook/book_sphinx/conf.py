@@ -24,9 +24,13 @@ templates_path = ["_templates"]
 html_theme = "sphinx_book_theme"
 html_theme_options = {
     "use_download_button": True,
-    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
     "show_toc_level": 2,
+    "footer_content_items": ["extra-footer.html"],  # the licences (helpers.workbook.sphinx_ext); no author or copyright line
 }
+# The language switch sits in the sidebar, under the search field, on every page.
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "language-switch.html", "sbt-sidebar-nav.html"]}
+html_static_path = ["_static"]
+html_css_files = ["workbook.css"]
 html_copy_source = True  # the download button offers each chapter's .ipynb from _sources/
 html_show_sourcelink = False
 html_show_sphinx = False
