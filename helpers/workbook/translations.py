@@ -138,6 +138,24 @@ def problems(paths: Sequence[Path] | None = None, *, check_terms: bool = True) -
             if not message.id:
                 continue
             found += _problems_of(path, message, terms)
+    return found + inconsistencies(catalogs() if paths is None else paths)
+
+
+def inconsistencies(paths: Sequence[Path]) -> list[Problem]:
+    """An English message that several pages share (a heading such as "Setup", a recurring sentence) translated differently.
+
+    Each page after the first whose translation differs from the first page's is named.
+    """
+    first: dict[str, tuple[Path, str]] = {}
+    found = []
+    for path in paths:
+        for message in read(path):
+            if not (message.id and message.string) or message.fuzzy:
+                continue
+            msgid, msgstr = str(message.id), str(message.string)
+            earlier = first.setdefault(msgid, (path, msgstr))
+            if earlier[1] != msgstr:
+                found.append(Problem(path, msgid, f"translated differently in {earlier[0].name} ({earlier[1][:30]}...): use one translation"))
     return found
 
 
