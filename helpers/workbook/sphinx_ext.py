@@ -27,6 +27,7 @@ LANGUAGES = (("en", "English", "en"), ("zh_CN", "中文", "zh-CN"))
 #: What the extension writes itself, per language.
 TEXT: dict[str, dict[str, str]] = {
     "en": {
+        "title": "TensorFlow 2 training utilities: a tested workbook",
         "chapter": "chapter",
         "teaches": "what it teaches",
         "run": "run",
@@ -39,10 +40,11 @@ TEXT: dict[str, dict[str, str]] = {
         'prose and figures under CC BY 4.0 (<a href="{root}LICENSE-docs.txt">LICENSE-docs</a>).',
     },
     "zh_CN": {
+        "title": "TensorFlow 2 训练工具：一本经过测试的练习册",
         "chapter": "章节",
         "teaches": "内容",
         "run": "运行",
-        "stored": "仓库中存储的输出",
+        "stored": "存储的输出",
         "ok": "运行成功，用时 {seconds:.1f} 秒",
         "failed": "运行失败，{seconds:.1f} 秒后出错",
         "fold": "展开这一部分（{count} 个单元格）",
@@ -149,7 +151,7 @@ def fill_chapter_table(app: Sphinx, doctree: nodes.document, docname: str) -> No
         table = nodes.table(classes=["workbook-chapters"])
         group = nodes.tgroup(cols=3)
         table += group
-        group += [nodes.colspec(colwidth=width) for width in (3, 6, 2)]
+        group += [nodes.colspec(colwidth=width) for width in (25, 55, 20)]
         head = nodes.thead()
         head += nodes.row("", *(nodes.entry("", nodes.paragraph(text=text(language, key))) for key in ("chapter", "teaches", "run")))
         group += head
@@ -204,6 +206,7 @@ def configure(app: Sphinx, config: Any) -> None:
     """Settings that depend on the build: footer, licence files, the Chinese search dictionary."""
     language = config.language or "en"
     config.html_theme_options = {**config.html_theme_options, "extra_footer": text(language, "footer", root="")}
+    config.html_title = text(language, "title")
     extra = Path(app.srcdir) / EXTRA
     if extra.is_dir():
         config.html_extra_path = [str(extra)]
@@ -224,11 +227,42 @@ def search_dictionary() -> str:
     return "".join(f"{word} 100000 n\n" for word in words)
 
 
+def raw_html_by_ourselves(app: Sphinx) -> None:
+    """Sphinx translates a raw node by parsing ``::`` plus the translation as reStructuredText, which MyST cannot do.
+
+    The gettext builder still extracts raw HTML (``gettext_additional_targets``); every other builder leaves
+    it to :func:`translate_raw_html`.
+    """
+    if app.builder.name != "gettext":
+        app.config.gettext_additional_targets = [target for target in app.config.gettext_additional_targets if target != "raw"]
+
+
+def translate_raw_html(app: Sphinx, doctree: nodes.document) -> None:
+    """Swap each raw HTML block (a solution's ``<details><summary>...``) for its translation in the page's catalog."""
+    language = app.config.language or "en"
+    if language == "en" or not app.config.locale_dirs:
+        return
+    from sphinx.locale import init as init_locale
+    from sphinx.util.i18n import docname_to_domain
+
+    folders = [str(Path(app.srcdir) / folder) for folder in app.config.locale_dirs]
+    catalog, found = init_locale(folders, language, docname_to_domain(app.env.docname, app.config.gettext_compact))
+    if not found:
+        return
+    for node in list(doctree.findall(nodes.raw)):
+        source = node.rawsource or node.astext()
+        translated = catalog.gettext(source)
+        if translated and translated != source:
+            node.replace_self(nodes.raw(translated, translated, format=node.get("format", "html")))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(fold, html=(_visit_fold, _depart_fold))
     app.add_node(chapter_table)
     app.add_directive("workbook-chapters", ChaptersDirective)
     app.connect("config-inited", configure)
+    app.connect("builder-inited", raw_html_by_ourselves)
+    app.connect("doctree-read", translate_raw_html)
     app.connect("doctree-read", fold_sections)
     app.connect("doctree-read", collect_summary)
     app.connect("env-purge-doc", _purge)
