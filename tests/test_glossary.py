@@ -1,4 +1,5 @@
-"""notebooks/glossary.md: every row filled, each term once, every API name true to the pinned versions, every link a heading.
+"""notebooks/glossary.md: every row filled, each term once, every API name true to the pinned versions, every link a heading;
+its 中文 notation, and the terms the translation check reads from it (``helpers.workbook.glossary.terms``).
 
 The Chinese words marked with a seed number are quoted from the seed texts, which are not in this
 repository; they were checked against the texts when the page was written, and are not re-checked here.
@@ -101,6 +102,24 @@ def test_no_prose_word_is_also_quoted_only() -> None:
     prose = {word: term.english[0] for term in terms() for word in term.chinese}
     clashes = {word: prose[word] for term in terms() for word in term.quoted if word in prose}
     assert clashes == {"加载": "loading"}  # seed 001 says 加载 for restoring a checkpoint; 加载 is the word for loading
+
+
+def test_a_term_inside_a_longer_one_is_inside_its_chinese_too() -> None:
+    """Where one English form holds another ("op" in "train op"), one Chinese word of the longer holds one of the shorter
+    (操作 in 训练操作), so a check that finds the shorter form too asks nothing the translation lacks.
+
+    The one exception: an "object graph" is an 对象图, not a 计算图, so a check takes the longest form first.
+    """
+    found = terms()
+    unlike = set()
+    for shorter in found:
+        for longer in found:
+            for inner in shorter.english:
+                word = re.compile(r"(?<![\w-])" + re.escape(inner) + r"(?![\w-])", re.IGNORECASE)
+                for outer in longer.english:
+                    if outer != inner and word.search(outer) and not any(a in b for a in shorter.chinese for b in longer.chinese):
+                        unlike.add((inner, outer))
+    assert unlike == {("graph", "object graph")}
 
 
 GOOD = """# A glossary
