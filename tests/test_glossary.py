@@ -165,6 +165,13 @@ def test_terms_rejects_a_bad_notation_naming_the_line(tmp_path: Path, cell: str,
         terms(path)
 
 
+def test_terms_rejects_code_outside_parentheses_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.md"
+    path.write_text(GOOD.replace("| gradient clipping |", "| `clip_by_norm` clipping |"), encoding="utf-8")
+    with pytest.raises(ValueError, match="glossary.md, line 5: the term '`clip_by_norm` clipping' has code or parentheses outside"):
+        terms(path)
+
+
 def test_terms_of_a_small_glossary(tmp_path: Path) -> None:
     path = tmp_path / "glossary.md"
     path.write_text(GOOD, encoding="utf-8")
