@@ -1,4 +1,5 @@
-"""notebooks/glossary.md: every row filled, each term once, every API name true to the pinned versions, every link a heading.
+"""notebooks/glossary.md: every row filled, each term once, every API name true to the pinned versions, every link a heading;
+its 中文 notation, and the terms the translation check reads from it (``helpers.workbook.glossary.terms``).
 
 The Chinese words marked with a seed number are quoted from the seed texts, which are not in this
 repository; they were checked against the texts when the page was written, and are not re-checked here.
@@ -71,6 +72,24 @@ def test_every_chinese_word_says_where_it_comes_from(row: tuple[int, list[str]])
         assert not unknown, f"{where}: {item.word!r} names seed texts that do not exist: {sorted(unknown)}"
 
 
+#: Every word the glossary quotes from a seed text, with the seeds that use it: checked against the texts when the
+#: page was written (操作 and 损失 later, as parts of the seeds' 训练操作 and 损失函数). A change here is a change of
+#: quotation, which the texts themselves must confirm.
+SEED_WORDS = {
+    ("全局步数", ("000",)), ("全局步骤计数器", ("001",)), ("训练操作", ("000",)), ("操作", ("000",)), ("训练步骤", ("001",)),
+    ("优化器", ("000", "001")), ("损失函数", ("000", "001", "003")), ("损失", ("000", "001", "003")), ("梯度", ("000", "001", "003")),
+    ("反向传播", ("001",)), ("梯度截断", ("000",)), ("学习率", ("001",)), ("指数衰减", ("001",)), ("检查点", ("001",)),
+    ("定期保存", ("001",)), ("加载", ("001",)), ("摘要写入器", ("001",)), ("摘要", ("001",)), ("日志文件", ("001",)),
+    ("TensorBoard", ("001",)), ("梯度验证", ("003",)), ("梯度验证工具", ("003",)), ("调试", ("000",)), ("错误排查", ("000",)),
+    ("批量", ("001",)),
+}
+
+
+def test_the_seed_quotations_are_kept() -> None:
+    quoted = {(item.word, item.seeds) for _, cells in ROWS for item in chinese_items(cells[1]) if item.seeds}
+    assert quoted == SEED_WORDS, f"lost: {sorted(SEED_WORDS - quoted)}; new: {sorted(quoted - SEED_WORDS)}"
+
+
 def test_terms_reads_every_row() -> None:
     """One Term per row; every English form and Chinese word found once across the glossary's main words."""
     found = terms()
@@ -103,6 +122,24 @@ def test_no_prose_word_is_also_quoted_only() -> None:
     assert clashes == {"加载": "loading"}  # seed 001 says 加载 for restoring a checkpoint; 加载 is the word for loading
 
 
+def test_a_term_inside_a_longer_one_is_inside_its_chinese_too() -> None:
+    """Where one English form holds another ("op" in "train op"), one Chinese word of the longer holds one of the shorter
+    (操作 in 训练操作), so a check that finds the shorter form too asks nothing the translation lacks.
+
+    The one exception: an "object graph" is an 对象图, not a 计算图, so a check takes the longest form first.
+    """
+    found = terms()
+    unlike = set()
+    for shorter in found:
+        for longer in found:
+            for inner in shorter.english:
+                word = re.compile(r"(?<![\w-])" + re.escape(inner) + r"(?![\w-])", re.IGNORECASE)
+                for outer in longer.english:
+                    if outer != inner and word.search(outer) and not any(a in b for a in shorter.chinese for b in longer.chinese):
+                        unlike.add((inner, outer))
+    assert unlike == {("graph", "object graph")}
+
+
 GOOD = """# A glossary
 
 | term | 中文 | API | taught in |
@@ -125,6 +162,13 @@ def test_terms_rejects_a_bad_notation_naming_the_line(tmp_path: Path, cell: str,
     path = tmp_path / "glossary.md"
     path.write_text(GOOD + GOOD.splitlines()[-1].replace("梯度裁剪 † / 「梯度截断」 (000)", cell) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=re.escape(f"glossary.md, {message}")):
+        terms(path)
+
+
+def test_terms_rejects_code_outside_parentheses_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "glossary.md"
+    path.write_text(GOOD.replace("| gradient clipping |", "| `clip_by_norm` clipping |"), encoding="utf-8")
+    with pytest.raises(ValueError, match="glossary.md, line 5: the term '`clip_by_norm` clipping' has code or parentheses outside"):
         terms(path)
 
 

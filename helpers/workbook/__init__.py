@@ -5,7 +5,8 @@
 - :mod:`helpers.workbook.anchors`: heading anchors and link targets, as nbconvert and JupyterLab make them;
 - :mod:`helpers.workbook.lab`: ``make lab``'s JupyterLab (its settings in ``lab_config/``);
 - :mod:`helpers.workbook.book`: the offline HTML book (its nbconvert template in ``book_template/``);
-- :mod:`helpers.workbook.glossary`: ``notebooks/glossary.md`` as data, and the status of its API names;
+- :mod:`helpers.workbook.glossary`: ``notebooks/glossary.md`` as data, the status of its API names, and its terms
+  (English forms, Chinese words, seed words quoted only) for the translation check;
 - :mod:`helpers.workbook.exercises`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`);
 - :mod:`helpers.workbook.drift`: the workbook against the newest TensorFlow, ``make drift`` (``python -m helpers.workbook.drift``).
 

@@ -68,7 +68,8 @@ class Term:
 
     ``english``: the forms to look for in English prose (the term column's alternatives); ``chinese``: the
     words a translation may use for the term, main word first; ``quoted``: seed words a translation may
-    only quote, never use in its own prose.
+    only quote, never use in its own prose. Forms nest ("op" in "train op"); a check takes the longest form
+    first, since one nesting does not carry over into Chinese: an "object graph" is an 对象图, not a 计算图.
     """
 
     english: tuple[str, ...]
@@ -117,12 +118,11 @@ def english_forms(term: str, where: str = "") -> tuple[str, ...]:
     ``finite differences (numerical gradient)`` -> both; ``initial epoch (`fit(initial_epoch=...)`)`` ->
     ``initial epoch``; " / " also joins alternatives.
     """
-    codes = _CODE_SPAN.findall(term)
     masked = _CODE_SPAN.sub("\0", term)
     alternatives = [group for group in _PARENTHESISED.findall(masked) if "\0" not in group]
     main = _PARENTHESISED.sub("", masked)
     if "\0" in main or "(" in main or ")" in main:
-        raise ValueError(f"{where}the term {term!r} has code or parentheses outside a parenthesised alternative ({codes})")
+        raise ValueError(f"{where}the term {term!r} has code or parentheses outside a parenthesised alternative")
     forms = [form.strip() for part in [main, *alternatives] for form in part.split(SYNONYMS)]
     if not all(forms):
         raise ValueError(f"{where}the term {term!r} has an empty alternative")
