@@ -1,8 +1,9 @@
-"""helpers.workbook.book: the offline HTML book, built from the stored notebooks (no execution)."""
+"""helpers.workbook.book: the book in English and Chinese (Sphinx, MyST-NB), built from the stored notebooks (no execution)."""
 
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -12,15 +13,17 @@ import nbformat
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import book, runner
+from helpers.workbook import book, runner, translations
+from helpers.workbook.sphinx_ext import LANGUAGES, text
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
-LOCAL_LINK = re.compile(r'href="(?!https?:|mailto:|#|data:)([^"#]+)(#[^"]*)?"')
+LOCAL_LINK = re.compile(r'(?:href|src)="(?!https?:|mailto:|#|data:)([^"#?]+)(?:\?[^"#]*)?(#[^"]*)?"')
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole book from the stored notebooks, as ``make run`` builds it: the last chapter's run failed."""
     out = tmp_path_factory.mktemp("book") / "book"
     chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in runner.notebooks()]
     chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
@@ -29,51 +32,133 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path) -> None:
-    index = (built / "index.html").read_text(encoding="utf-8")
-    pages = re.findall(r'<td><a href="(\d{2}_\w+\.html)">', index)
-    assert pages == [f"{path.stem}.html" for path in runner.notebooks()]
-    for path in runner.notebooks():
-        title, summary = book.title_and_summary(nbformat.read(path, as_version=4))
-        assert title and summary and title in index, path.stem
-    assert index.count("ran ok in 1.5 s") == len(pages) - 1 and "FAILED after 2.0 s" in index
-    assert 'href="seed_map.html"' in index and 'href="glossary.html"' in index
+#: What a notebook saved by JupyterLab says of its language (MyST-NB highlights code cells with it).
+PYTHON = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, "language_info": {"name": "python"}}
+EDITIONS = [language for language, _, _ in LANGUAGES]
 
 
-def test_pages_are_complete_and_offline(built: Path) -> None:
-    for page in sorted(built.glob("*.html")):
-        text = page.read_text(encoding="utf-8")
-        assert not EXTERNAL_RESOURCE.search(text), f"{page.name} loads {EXTERNAL_RESOURCE.search(text).group(0)}"
-        assert not CSS_URL.findall(text), f"{page.name} has CSS url({CSS_URL.findall(text)[:1]})"
-        for target, anchor in LOCAL_LINK.findall(text):
-            assert (built / target).is_file(), f"{page.name} links to missing {target}"
-            if anchor:
+def _article(page: Path) -> str:
+    """The page's article: what the source says, without the sidebars and the page's metadata."""
+    content = page.read_text(encoding="utf-8")
+    return content[content.index("<article") : content.index("</article>")]
+
+
+def _pages(edition: Path) -> list[Path]:
+    return sorted(path for path in edition.glob("*.html") if path.name not in {"genindex.html", "search.html"})
+
+
+@pytest.mark.process  # sphinx-build, once per language
+@pytest.mark.parametrize("language", EDITIONS)
+def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path, language: str) -> None:
+    index = (built / language / "index.html").read_text(encoding="utf-8")
+    table = index[index.index('class="workbook-chapters'):index.index("</table>")]
+    assert re.findall(r'href="(\d{2}_\w+\.html)"', table) == [f"{path.stem}.html" for path in runner.notebooks()]
+    ok, failed = text(language, "ok", seconds=1.5), text(language, "failed", seconds=2.0)
+    assert table.count(ok) == len(runner.notebooks()) - 1 and table.count(failed) == 1
+    others = re.findall(r'href="(\w+)\.html"', index[index.index("workbook-other-pages"):])
+    assert others[:3] == ["seed_map", "glossary", "teaching"]
+
+
+@pytest.mark.process  # sphinx-build, once per language
+def test_the_landing_page_leads_to_the_english_edition_and_links_both(built: Path) -> None:
+    landing = (built / "index.html").read_text(encoding="utf-8")
+    assert 'url=en/index.html"' in landing and 'href="zh_CN/index.html"' in landing
+    assert sorted(path.name for path in built.iterdir()) == ["en", "index.html", "zh_CN"]
+
+
+@pytest.mark.process  # sphinx-build, once per language
+@pytest.mark.parametrize("language", EDITIONS)
+def test_pages_are_complete_offline_and_every_link_resolves(built: Path, language: str) -> None:
+    edition = built / language
+    pages = _pages(edition)
+    expected = {f"{path.stem}.html" for path in runner.notebooks()} | {"index.html", "seed_map.html", "glossary.html", "teaching.html"}
+    assert {page.name for page in pages} == expected
+    for page in pages + [edition / "search.html"]:
+        content = page.read_text(encoding="utf-8")
+        assert not EXTERNAL_RESOURCE.search(content), f"{page.name} loads {EXTERNAL_RESOURCE.search(content).group(0)}"
+        for target, anchor in LOCAL_LINK.findall(content):
+            resolved = (page.parent / unquote(target)).resolve()
+            assert resolved.is_file(), f"{language}/{page.name} links to missing {target}"
+            if anchor and resolved.suffix == ".html":
                 # compared percent-decoded, as a browser matches a fragment with an id
-                ids = {unquote(html.unescape(found)) for found in re.findall(r'id="([^"]+)"', (built / target).read_text(encoding="utf-8"))}
-                assert unquote(anchor[1:]) in ids, f"{page.name} links to {target}{anchor}, which has no such id"
-    chapter = (built / "08_capstone.html").read_text(encoding="utf-8")
+                ids = {unquote(html.unescape(found)) for found in re.findall(r'id="([^"]+)"', resolved.read_text(encoding="utf-8"))}
+                assert unquote(anchor[1:]) in ids, f"{language}/{page.name} links to {target}{anchor}, which has no such id"
+    for css in edition.glob("_static/**/*.css"):
+        for url in CSS_URL.findall(css.read_text(encoding="utf-8", errors="replace")):
+            assert not url.startswith(("http:", "https:", "//")), f"{css.name} loads {url}"
+
+
+@pytest.mark.process  # sphinx-build, once per language
+@pytest.mark.parametrize("language", EDITIONS)
+def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_download(built: Path, language: str) -> None:
+    edition = built / language
+    chapter = (edition / "08_capstone.html").read_text(encoding="utf-8")
     stored = nbformat.read(NOTEBOOKS_DIR / "08_capstone.ipynb", as_version=4)
     solutions = [cell for cell in stored.cells if "solution" in cell.metadata.get("tags", [])]
-    assert "Capstone" in chapter and "quiet_tensorflow_logs" in chapter and "highlight" in chapter  # text and highlighted code
-    assert "finished at step" in chapter and "data:image/png;base64," in chapter  # an output and a figure
-    assert chapter.count("<details>") == len(solutions) and "<details open" not in chapter  # solutions stay closed
+    assert "quiet_tensorflow_logs" in chapter and 'class="highlight' in chapter  # highlighted code
+    assert "finished at step" in chapter  # an output
+    figures = re.findall(r'<img[^>]+src="(_images/[^"]+\.png)"', chapter)
+    assert figures and all((edition / figure).is_file() for figure in figures)
+    assert chapter.count("<details><summary>") == len(solutions) and "<details open" not in chapter  # solutions stay closed
+    assert (edition / "_sources" / "08_capstone.ipynb").read_bytes() == (NOTEBOOKS_DIR / "08_capstone.ipynb").read_bytes()
+    assert 'href="_sources/08_capstone.ipynb"' in chapter  # the download button
+    assert "copybutton.js" in chapter and (edition / "_static" / "copybutton.js").is_file()
+    assert 'data-mode="dark"' in chapter or "theme-switch-button" in chapter  # the light/dark switch
 
 
-def test_every_page_ends_with_one_licence_line_whose_links_open_the_licences_in_the_book(built: Path) -> None:
-    pages = sorted(built.glob("*.html"))
-    assert len(pages) == 1 + len(runner.notebooks()) + len(book.EXTRA_PAGES) + len(book.README_PAGES)  # the index, chapters, seed map, glossary, teachers
-    assert "\n" not in book.FOOTER and re.findall(r'href="([^"]+)"', book.FOOTER) == ["LICENSE.txt", "LICENSE-docs.txt"]
-    for page in pages:
-        text = page.read_text(encoding="utf-8")
-        ends_with_footer = re.search(re.escape(book.FOOTER) + r"\s*</body>\s*</html>\s*$", text)
-        assert text.count(book.FOOTER) == 1 and ends_with_footer, f"{page.name} does not end with the licences"
+@pytest.mark.process  # sphinx-build, once per language
+@pytest.mark.parametrize("language", EDITIONS)
+def test_every_page_links_the_same_page_in_the_other_edition(built: Path, language: str) -> None:
+    other = next(name for name in EDITIONS if name != language)
+    for page in _pages(built / language):
+        content = page.read_text(encoding="utf-8")
+        assert f'href="../{other}/{page.name}"' in content, f"{language}/{page.name} has no switch to {other}"
+        assert (built / other / page.name).is_file()
+
+
+@pytest.mark.process  # sphinx-build, once per language
+@pytest.mark.parametrize("language", EDITIONS)
+def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book(built: Path, language: str) -> None:
+    footer = text(language, "footer", root="")
+    for page in _pages(built / language):
+        assert footer in page.read_text(encoding="utf-8"), f"{language}/{page.name} lacks the licence line"
     for source in book.LICENSE_FILES:
-        assert (built / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
+        assert (built / language / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
 
 
-def test_links_between_notebooks_become_links_between_pages(built: Path) -> None:
-    seed_map = (built / "seed_map.html").read_text(encoding="utf-8")
-    assert ".ipynb" not in "".join(LOCAL_LINK.findall(seed_map)[0]) and re.search(r'href="\d{2}_\w+\.html#', seed_map)
+@pytest.mark.process  # sphinx-build, once per language
+def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outputs(built: Path) -> None:
+    messages = translations.translated_messages("04_learning_rate_schedules")
+    title = "04 · Learning-rate schedules"
+    english, chinese = ((built / language / "04_learning_rate_schedules.html").read_text(encoding="utf-8") for language in EDITIONS)
+    if title in messages:
+        assert html.escape(messages[title]) in chinese and f"<h1>{title}" not in chinese.replace("<span", "")
+    code = re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', english, re.DOTALL)
+    assert code and code == re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', chinese, re.DOTALL)
+    assert '<html lang="zh-CN"' in chinese or '<html lang="zh_CN"' in chinese
+
+
+def _search_index(edition: Path) -> dict[str, object]:
+    content = (edition / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(content[content.index("(") + 1 : content.rindex(")")])
+
+
+def _pages_found(index: dict[str, object], word: str) -> set[str]:
+    terms = index["terms"]
+    assert isinstance(terms, dict)
+    found = terms.get(word, [])
+    names = index["docnames"]
+    assert isinstance(names, list)
+    return {names[number] for number in (found if isinstance(found, list) else [found])}
+
+
+@pytest.mark.process  # sphinx-build, once per language
+def test_search_finds_a_term_in_each_language(built: Path) -> None:
+    assert "04_learning_rate_schedules" in _pages_found(_search_index(built / "en"), "cosinedecay")
+    # the glossary's Chinese terms are words of the Chinese search (jieba would cut 学习率 into 学习 + 率)
+    chinese = _search_index(built / "zh_CN")
+    assert {"04_learning_rate_schedules", "glossary"} <= _pages_found(chinese, "学习率")
+    assert "05_checkpoints" in _pages_found(chinese, "检查点")
 
 
 def _folding_notebook() -> nbformat.NotebookNode:
@@ -90,22 +175,28 @@ def _folding_notebook() -> nbformat.NotebookNode:
         nbformat.v4.new_markdown_cell("## Empty fold", metadata={book.FOLDED: True}),
         nbformat.v4.new_markdown_cell("## Next"),
     ]
-    return nbformat.v4.new_notebook(cells=cells)
+    return nbformat.v4.new_notebook(cells=cells, metadata=PYTHON)
 
 
 def test_a_folded_heading_folds_its_section_up_to_the_next_heading_of_its_level() -> None:
     assert book.folded_sections(_folding_notebook()) == [(3, 6), (6, 6)]
 
 
+@pytest.mark.process  # sphinx-build, once per language
 def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Path) -> None:
-    path = tmp_path / "99_fold.ipynb"
-    nbformat.write(_folding_notebook(), path)
-    page = book._render_notebook(path)
-    folded = re.findall(r'<details class="book-fold"><summary>([^<]*)</summary>', page)
-    assert folded == ["Show this part (4 cells)", "Show this part (1 cell)"] and "<details open" not in page
-    opened, closed = page.index("Show this part (4 cells)"), page.rindex("</details>")
-    assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
-    assert page.index('<h3 id="History:-how-it-was"') < opened < page.index('<h4 id="Deeper"')  # the heading itself stays in sight
+    notebook = _folding_notebook()
+    notebook.cells.insert(0, nbformat.v4.new_markdown_cell("# 00 · Folds\n\nWhat the folds teach."))
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(notebook, tmp_path / "notebooks" / "00_fold.ipynb")
+    out = tmp_path / "book"
+    book.build([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
+    for language in EDITIONS:
+        page = _article(out / language / "00_fold.html")
+        folded = re.findall(r'<details class="workbook-fold"><summary>([^<]*)</summary>', page)
+        assert folded == [text(language, "fold", count=4), text(language, "fold_one")] and "<details open" not in page
+        opened, closed = page.index(folded[0]), page.rindex("</details>")
+        assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
+        assert page.index('id="history-how-it-was"') < opened < page.index('id="deeper"')  # the heading itself stays in sight
 
 
 @pytest.mark.parametrize("path", runner.notebooks(), ids=[path.stem for path in runner.notebooks()])
@@ -122,7 +213,7 @@ def _tiny_chapters(notebooks: Path) -> list[Path]:
         code = nbformat.v4.new_code_cell("print(6 * 7)", execution_count=1)
         code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
         cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nWhat {name} teaches."), code]
-        nbformat.write(nbformat.v4.new_notebook(cells=cells), notebooks / f"{name}.ipynb")
+        nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=PYTHON), notebooks / f"{name}.ipynb")
     return runner.notebooks(notebooks)
 
 
@@ -130,6 +221,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
+@pytest.mark.process  # sphinx-build, once per language
 def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
     out = tmp_path / "build" / "book"
     out.mkdir(parents=True)
@@ -142,12 +234,16 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
     paths = _tiny_chapters(tmp_path / "notebooks")
     index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
     pages = ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
-    assert index == out / "index.html" and sorted(_files(out)) == pages
-    assert "01_second" in index.read_text(encoding="utf-8") and "42" in (out / "01_second.html").read_text(encoding="utf-8")
+    assert index == out / "index.html" and not (out / "99_removed_chapter.html").exists()
+    for language in EDITIONS:
+        assert set(pages) <= {name.removeprefix(f"{language}/") for name in _files(out) if name.count("/") == 1}
+        assert "01_second" in (out / language / "index.html").read_text(encoding="utf-8")
+        assert "42" in (out / language / "01_second.html").read_text(encoding="utf-8")
     assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", running_build.name])  # its own temporary folder is gone
     assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir
 
 
+@pytest.mark.process  # sphinx-build, once per language
 def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -173,13 +269,26 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
     assert sorted(path.name for path in (tmp_path / "build").iterdir()) == ["book"]  # the partial build is gone
 
 
+@pytest.mark.process  # sphinx-build, once per language
 def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tmp_path: Path) -> None:
     """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
     out = tmp_path / "book"
     book.build([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
-    page = (out / "teaching.html").read_text(encoding="utf-8")
-    assert '<h2 id="Teaching-a-course-(nbgrader)">Teaching a course (nbgrader)' in page and "make grade" in page and "Adding an exercise" in page
+    page = _article(out / "en" / "teaching.html")
+    assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
     assert "## The capstone command" not in book.readme_section("Teaching a course (nbgrader)")
-    assert '<a href="teaching.html">Teaching a course (nbgrader)</a>' in (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="teaching.html"' in (out / "en" / "index.html").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="no section '## Nowhere'"):
         book.readme_section("Nowhere")
+
+
+@pytest.mark.process  # sphinx-build, once per language
+def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(tmp_path: Path) -> None:
+    """Warnings are errors: a link to a heading that does not exist (as JupyterLab would write it) stops the build."""
+    paths = _tiny_chapters(tmp_path / "notebooks")
+    notebook = nbformat.read(paths[1], as_version=4)
+    notebook.cells[0].source += "\n\nSee [the first chapter](00_first.ipynb#No-such-heading)."
+    nbformat.write(notebook, paths[1])
+    with pytest.raises(book.BookError, match=r"01_second.*No-such-heading"):
+        book.build([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
+    assert not (tmp_path / "book").exists()

@@ -67,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     lab_parser = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
     lab_parser.add_argument("--port", type=lab.port_number, default=8888, help="port on 127.0.0.1 (default: 8888)")
     lab_parser.add_argument("--course", action="store_true", help="serve the course folder (make course) with nbgrader's formgrader")
-    lab_parser.add_argument("--lang", choices=sorted(lab.LAB_LOCALES), default="en", help="the edition: en (the notebooks themselves) or zh_CN (translated copies, Chinese JupyterLab)")
+    lab_parser.add_argument(
+        "--lang", choices=sorted(lab.LAB_LOCALES), default="en", help="en (the notebooks) or zh_CN (translated copies, JupyterLab in Chinese)"
+    )
     lab_parser.set_defaults(handler=lab.lab_command)
 
     course_parser = sub.add_parser("course", help="build the nbgrader course in build/course: the teacher's version and the students' release")

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from helpers.paths import repo_root
+from helpers.paths import display_path, repo_root
 from helpers.ports import LOOPBACK, free_port
 
 
@@ -235,7 +235,8 @@ def lab_command(args: argparse.Namespace) -> int:
         page = "formgrader" if args.course else "lab/tree/notebooks/00_start_here.ipynb"
         print(f"JupyterLab on http://{LOOPBACK}:{args.port}/{page}?token={token}", flush=True)
         if language:
-            print(f"(the {language} edition: translated copies in {root / 'notebooks'}, rebuilt at each start; edit the .po files, not them)", flush=True)
+            copies = display_path(translated_root(language) / "notebooks")
+            print(f"(the {language} edition: translated copies in {copies}, rebuilt at each start; edit the .po files, not them)", flush=True)
         if args.course:
             print("(the course: nbgrader's formgrader; its menu Nbgrader has the assignment list too)", flush=True)
         print("(Ctrl-C twice stops it)", flush=True)

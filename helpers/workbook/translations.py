@@ -28,6 +28,8 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import read_po
 
 from helpers.paths import NOTEBOOKS_DIR, display_path
+from helpers.workbook import glossary
+from helpers.workbook.glossary import Term
 
 #: Where the catalogs live, in sphinx-intl's layout: ``<LOCALES>/<language>/LC_MESSAGES/<page>.po``.
 LOCALES = NOTEBOOKS_DIR / "locales"
@@ -109,25 +111,23 @@ def message_problems(msgid: str, msgstr: str) -> list[str]:
     return problems
 
 
-def term_problems(msgid: str, msgstr: str, terms: Sequence[object] | None = None) -> list[str]:
-    """Glossary terms of the English that the translation gives under another word than the glossary's Chinese."""
-    from helpers.workbook import glossary
+def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) -> list[str]:
+    """Glossary terms of the English that the translation gives under another word than the glossary's Chinese.
 
+    A term counts where one of its English forms (a plural too) stands in the prose, outside code spans
+    and link targets; the translation must then hold one of the glossary's Chinese words for it.
+    """
     found = []
     english, chinese = _prose(msgid), _prose(msgstr)
     for term in glossary.terms() if terms is None else terms:
-        forms = getattr(term, "english")
-        words = getattr(term, "chinese")
-        if any(re.search(rf"(?<![\w-]){re.escape(form)}(?:s|es)?(?![\w-])", english, re.IGNORECASE) for form in forms):
-            if not any(word in chinese for word in words):
-                found.append(f"'{forms[0]}' is not translated as the glossary's {' / '.join(words)}")
+        used = any(re.search(rf"(?<![\w-]){re.escape(form)}(?:s|es)?(?![\w-])", english, re.IGNORECASE) for form in term.english)
+        if used and not any(word in chinese for word in term.chinese):
+            found.append(f"'{term.english[0]}' is not translated as the glossary's {' / '.join(term.chinese)}")
     return found
 
 
 def problems(paths: Sequence[Path] | None = None, *, check_terms: bool = True) -> list[Problem]:
     """Every problem of the given catalogs (default: all of :data:`LANGUAGE`)."""
-    from helpers.workbook import glossary
-
     terms = glossary.terms() if check_terms else []
     found = []
     for path in catalogs() if paths is None else paths:
@@ -138,7 +138,7 @@ def problems(paths: Sequence[Path] | None = None, *, check_terms: bool = True) -
     return found
 
 
-def _problems_of(path: Path, message: Message, terms: Sequence[object]) -> list[Problem]:
+def _problems_of(path: Path, message: Message, terms: Sequence[Term]) -> list[Problem]:
     msgid, msgstr = str(message.id), str(message.string or "")
     if not msgstr:
         return [Problem(path, msgid, "untranslated")]
@@ -219,7 +219,7 @@ def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[
     for msgid in sorted(messages, key=len, reverse=True):
         pattern, msgstr = _pattern(msgid), messages[msgid].strip()
         for index in range(0, len(parts), 2):  # the odd parts are fenced code
-            parts[index], count = pattern.subn(lambda match: match["before"] + msgstr, parts[index])
+            parts[index], count = pattern.subn(lambda match, text=msgstr: match["before"] + text, parts[index])
             if count:
                 used.add(msgid)
     return "".join(parts), used

@@ -25,6 +25,7 @@ html_theme = "sphinx_book_theme"
 html_theme_options = {
     "use_download_button": True,
     "show_toc_level": 2,
+    "footer_content_items": ["extra-footer.html"],  # the licences (helpers.workbook.sphinx_ext); no author or copyright line
 }
 # The language switch sits in the sidebar, under the search field, on every page.
 html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "search-button-field.html", "language-switch.html", "sbt-sidebar-nav.html"]}
