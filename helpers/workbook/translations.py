@@ -117,14 +117,22 @@ def message_problems(msgid: str, msgstr: str) -> list[str]:
 def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) -> list[str]:
     """Glossary terms of the English that the translation gives under another word than the glossary's Chinese.
 
-    A term counts where one of its English forms (a plural too) stands in the prose, outside code spans
-    and link targets; the translation must then hold one of the glossary's Chinese words for it.
+    A term counts where one of its English forms (a plural too) stands in the prose, outside code spans,
+    link targets and URLs, and not inside a dotted or called name (``optimizer.iterations``) or inside a
+    longer term's form ("graph" in "object graph"); the translation must then hold one of the term's
+    Chinese words.
     """
+    english, chinese = _URL.sub(" ", _prose(msgid)), _prose(msgstr)
+    spans = []  # (start, end, term) of every form found, longest forms first
+    all_terms = list(glossary.terms() if terms is None else terms)
+    forms = sorted(((form, term) for term in all_terms for form in term.english), key=lambda pair: -len(pair[0]))
+    for form, term in forms:
+        for match in re.finditer(_TERM_BEFORE + re.escape(form) + _TERM_AFTER, english, re.IGNORECASE):
+            if not any(start <= match.start() and match.end() <= end and other is not term for start, end, other in spans):
+                spans.append((match.start(), match.end(), term))
     found = []
-    english, chinese = _prose(msgid), _prose(msgstr)
-    for term in glossary.terms() if terms is None else terms:
-        used = any(re.search(_TERM_BEFORE + re.escape(form) + _TERM_AFTER, english, re.IGNORECASE) for form in term.english)
-        if used and not any(word in chinese for word in term.chinese):
+    for term in all_terms:
+        if any(other is term for _, _, other in spans) and not any(word in chinese for word in term.chinese):
             found.append(f"'{term.english[0]}' is not translated as the glossary's {' / '.join(term.chinese)}")
     return found
 
