@@ -138,5 +138,8 @@ def test_notebooks_folder_holds_only_the_chapters_and_their_pages() -> None:
     """Nothing a run writes lands beside the notebooks (they write under build/ only)."""
     folder = NOTEBOOKS[0].parent
     stray = sorted(entry.name for entry in folder.iterdir() if not entry.name.startswith(".") and entry.suffix not in (".ipynb", ".md"))
-    assert not stray, f"files in notebooks/ that are not notebooks or pages: {stray}"
+    assert stray == ["locales"], f"files in notebooks/ that are not notebooks, pages or their translations: {stray}"
+    translations = {path.relative_to(folder / "locales").as_posix() for path in (folder / "locales").rglob("*") if path.is_file()}
+    pages = [page.stem for page in (*NOTEBOOKS, *folder.glob("*.md"))] + ["index", "teaching"]
+    assert translations == {f"zh_CN/LC_MESSAGES/{page}.po" for page in pages}, "only .po files: Sphinx's .mo files go to the build"
 

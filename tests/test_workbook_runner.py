@@ -14,9 +14,11 @@ from helpers.workbook.__main__ import main
 def _notebook(path: Path, *sources: str) -> Path:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
     parameters = nbformat.v4.new_code_cell("VALUE = 1")
     parameters.metadata["tags"] = ["parameters"]
-    notebook.cells = [parameters] + [nbformat.v4.new_code_cell(source) for source in sources]
+    title = nbformat.v4.new_markdown_cell(f"# {path.stem}\n\nWhat {path.stem} shows.")  # a chapter has a title: the book's table of contents
+    notebook.cells = [title, parameters] + [nbformat.v4.new_code_cell(source) for source in sources]
     nbformat.write(notebook, path)
     return path
 
@@ -63,7 +65,8 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
     assert "42\n" in outputs  # the parameter reached the notebook
     assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
     book = folder.parent / "build" / "book"  # make run ends with the book of its run, built beside it and moved in
-    assert sorted(path.name for path in book.iterdir()) == ["00_good.html", "01_bad.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
+    assert sorted(path.name for path in book.iterdir()) == ["en", "index.html", "zh_CN"]
+    assert {"00_good.html", "01_bad.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"} <= {path.name for path in (book / "en").iterdir()}
     assert sorted(path.name for path in book.parent.iterdir()) == ["book", "executed"]
 
 

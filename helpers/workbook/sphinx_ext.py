@@ -210,8 +210,9 @@ def configure(app: Sphinx, config: Any) -> None:
     extra = Path(app.srcdir) / EXTRA
     if extra.is_dir():
         config.html_extra_path = [str(extra)]
-    if (Path(app.srcdir) / LOCALES).is_dir():
-        config.locale_dirs = [str(Path(app.srcdir) / LOCALES)]
+    # the translations staged with the sources (Sphinx writes a .mo file beside each .po file it reads); none staged, none read
+    staged = Path(app.srcdir) / LOCALES
+    config.locale_dirs = [str(staged)] if staged.is_dir() else []
     if language.startswith("zh"):
         dictionary = Path(app.doctreedir) / "jieba-glossary.txt"
         dictionary.parent.mkdir(parents=True, exist_ok=True)

@@ -123,7 +123,7 @@ def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) 
     Chinese words.
     """
     english, chinese = _URL.sub(" ", _prose(msgid)), _prose(msgstr)
-    spans = []  # (start, end, term) of every form found, longest forms first
+    spans: list[tuple[int, int, Term]] = []  # (start, end, term) of every form found, longest forms first
     all_terms = list(glossary.terms() if terms is None else terms)
     forms = sorted(((form, term) for term in all_terms for form in term.english), key=lambda pair: -len(pair[0]))
     for form, term in forms:

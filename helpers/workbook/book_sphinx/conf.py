@@ -6,8 +6,6 @@ What depends on the build (the run status on the index, the language switch, the
 dictionary) is set by :mod:`helpers.workbook.sphinx_ext`.
 """
 
-from helpers.paths import NOTEBOOKS_DIR
-
 project = "TensorFlow 2 training utilities"
 html_title = "TensorFlow 2 training utilities: a tested workbook"  # per language: helpers.workbook.sphinx_ext.TEXT
 extensions = ["myst_nb", "sphinx_copybutton", "helpers.workbook.sphinx_ext"]
@@ -36,9 +34,9 @@ html_show_sourcelink = False
 html_show_sphinx = False
 html_last_updated_fmt = None
 
-# Translations: one .po file per page in sphinx-intl's layout (notebooks/locales/zh_CN/LC_MESSAGES/04_....po);
-# the build reads a copy staged with the sources (sphinx_ext.configure), so the .mo files it compiles stay out of the repository.
-locale_dirs = [str(NOTEBOOKS_DIR / "locales")]
+# Translations: one .po file per page in sphinx-intl's layout (notebooks/locales/zh_CN/LC_MESSAGES/04_....po).
+# The build reads the copy staged with the sources (locale_dirs is set by sphinx_ext.configure), so the .mo
+# files Sphinx compiles stay out of the repository.
 gettext_compact = False
 gettext_location = False  # no line numbers in the .po files: an edit elsewhere in a chapter does not touch them
 gettext_additional_targets = ["raw"]  # the solutions' <summary> text is raw HTML
