@@ -258,6 +258,13 @@ def translate_raw_html(app: Sphinx, doctree: nodes.document) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    # Sphinx's translation step copies each link's attributes from the English link with the same document,
+    # so several links into one notebook (a glossary row, a seed-map entry) all took the last one's anchor;
+    # a translation keeps its own anchors (translations.message_problems checks they are the English's).
+    import sphinx.transforms.i18n
+
+    if "reftargetid" not in sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES:
+        sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES += ("reftargetid",)
     app.add_node(fold, html=(_visit_fold, _depart_fold))
     app.add_node(chapter_table)
     app.add_directive("workbook-chapters", ChaptersDirective)

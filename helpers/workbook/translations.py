@@ -42,7 +42,7 @@ _URL = re.compile(r"https?://[^\s)>\]`，。：；！？）」]+?(?=[.,:;!?]*(?:
 #: A number in digits: a whole word, or the number of a ratio such as ``30.3x``; ``v2.16`` or ``3rd`` hold none.
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?=x\b|[^\w.]|\.(?!\d)|$)")
 #: Where a glossary term's English form counts: not inside a dotted or called name (``optimizer.iterations``, ``tf.losses``).
-_TERM_BEFORE, _TERM_AFTER = r"(?<![\w\-./])", r"(?:s|es)?(?![\w\-(/]|\.\w)"
+_TERM_BEFORE, _TERM_AFTER = r"(?<![\w\-./(])", r"(?:s|es)?(?![\w\-(/]|\.\w)"
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,9 @@ def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) 
                 spans.append((match.start(), match.end(), term))
     found = []
     for term in all_terms:
-        if any(other is term for _, _, other in spans) and not any(word in chinese for word in term.chinese):
+        # an alternative English form that is a name (logdir) may stay as it is in the translation
+        kept = any(" " not in form and form in chinese for form in term.english[1:])
+        if any(other is term for _, _, other in spans) and not kept and not any(word in chinese for word in term.chinese):
             found.append(f"'{term.english[0]}' is not translated as the glossary's {' / '.join(term.chinese)}")
     return found
 
@@ -161,6 +163,8 @@ def inconsistencies(paths: Sequence[Path]) -> list[Problem]:
             if not (message.id and message.string) or message.fuzzy:
                 continue
             msgid, msgstr = str(message.id), str(message.string)
+            if msgstr == msgid:  # kept as it is on purpose where it stands (the glossary's English term column)
+                continue
             earlier = first.setdefault(msgid, (path, msgstr))
             if earlier[1] != msgstr:
                 found.append(Problem(path, msgid, f"translated differently in {earlier[0].name} ({earlier[1][:30]}...): use one translation"))
@@ -172,7 +176,9 @@ def _problems_of(path: Path, message: Message, terms: Sequence[Term]) -> list[Pr
     if not msgstr:
         return [Problem(path, msgid, "untranslated")]
     reasons = ["fuzzy: the English changed, check the translation and remove the fuzzy flag"] if message.fuzzy else []
-    reasons += message_problems(msgid, msgstr) + term_problems(msgid, msgstr, terms)
+    reasons += message_problems(msgid, msgstr)
+    if msgstr != msgid:  # a message kept as it is (code, a name, the glossary's English term column) has no term to translate
+        reasons += term_problems(msgid, msgstr, terms)
     return [Problem(path, msgid, reason) for reason in reasons]
 
 
