@@ -144,12 +144,16 @@ def _search_index(edition: Path) -> dict[str, object]:
 
 
 def _pages_found(index: dict[str, object], word: str) -> set[str]:
-    terms = index["terms"]
-    assert isinstance(terms, dict)
-    found = terms.get(word, [])
+    """The pages whose text or headings hold ``word``, as the search page looks it up (a word of a heading is kept once, there)."""
     names = index["docnames"]
     assert isinstance(names, list)
-    return {names[number] for number in (found if isinstance(found, list) else [found])}
+    found: set[str] = set()
+    for key in ("terms", "titleterms"):
+        table = index[key]
+        assert isinstance(table, dict)
+        numbers = table.get(word, [])
+        found |= {names[number] for number in (numbers if isinstance(numbers, list) else [numbers])}
+    return found
 
 
 @pytest.mark.process  # sphinx-build, once per language
