@@ -21,6 +21,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.search.zh import SearchChinese
 
 #: The editions, in the order of the language switch: (Sphinx's language, the switch's label, the HTML lang tag).
 LANGUAGES = (("en", "English", "en"), ("zh_CN", "中文", "zh-CN"))
@@ -257,6 +258,18 @@ def translate_raw_html(app: Sphinx, doctree: nodes.document) -> None:
             node.replace_self(nodes.raw(translated, translated, format=node.get("format", "html")))
 
 
+class ChineseSearch(SearchChinese):
+    """Sphinx's Chinese search, with a page script that runs.
+
+    Sphinx 9.0 ships English's stemmer script for Chinese (Latin words are stemmed as English) but ends
+    ``language_data.js`` with ``window.Stemmer = ChineseStemmer``, a name nothing defines, so every search
+    page of a Chinese book stops with a ReferenceError. The script's last line names the stemmer after
+    ``language_name``: English, the stemmer Chinese uses for Latin words on both sides.
+    """
+
+    language_name = "English"
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     # Sphinx's translation step copies each link's attributes from the English link with the same document,
     # so several links into one notebook (a glossary row, a seed-map entry) all took the last one's anchor;
@@ -265,6 +278,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     if "reftargetid" not in sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES:
         sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES += ("reftargetid",)
+    app.add_search_language(ChineseSearch)
     app.add_node(fold, html=(_visit_fold, _depart_fold))
     app.add_node(chapter_table)
     app.add_directive("workbook-chapters", ChaptersDirective)
