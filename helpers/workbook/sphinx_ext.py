@@ -276,8 +276,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # a translation keeps its own anchors (translations.message_problems checks they are the English's).
     import sphinx.transforms.i18n
 
-    if "reftargetid" not in sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES:
-        sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES += ("reftargetid",)
+    excluded: tuple[str, ...] = sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES
+    if "reftargetid" not in excluded:
+        sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES = (*excluded, "reftargetid")  # type: ignore[assignment]
     app.add_search_language(ChineseSearch)
     app.add_node(fold, html=(_visit_fold, _depart_fold))
     app.add_node(chapter_table)
