@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
 import socket
 import time
 import urllib.error
 import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +81,35 @@ def test_make_lab_on_a_taken_port_refuses_in_one_line_naming_the_port_before_sta
     [line] = err.splitlines()
     assert f"port {port} on 127.0.0.1 is not available (another server is using it)" in line and 'make lab ARGS="--port ' in line, line
     assert "http" not in line and "token" not in line
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--lang", "fr"], "argument --lang: invalid choice: 'fr' (choose from 'en', 'zh_CN')"),
+        (["--lang", "zh_CN", "--course"], "--course and --lang cannot be combined"),
+    ],
+)
+def test_make_lab_refuses_a_language_it_has_no_edition_of_and_a_translated_course(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, arguments: list[str], says: str
+) -> None:
+    monkeypatch.setattr(lab.subprocess, "Popen", lambda *args, **kwargs: pytest.fail("JupyterLab was started"))
+    with pytest.raises(SystemExit) if "invalid choice" in says else contextlib.nullcontext():
+        assert main(["lab", "--port", str(free_port()), *arguments]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_the_chinese_lab_opens_in_its_own_folder_with_the_zh_cn_locale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copies and the JupyterLab setting ``make lab ARGS="--lang zh_CN"`` serves; the notebooks folder is untouched."""
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
+    before = {path: path.stat().st_mtime_ns for path in NOTEBOOKS_DIR.rglob("*") if path.is_file()}
+    root = lab.prepare_translated("zh_CN")
+    assert root == tmp_path / "build" / "lab-zh_CN"
+    assert sorted(path.name for path in (root / "notebooks").glob("*.ipynb")) == sorted(path.name for path in runner.notebooks())
+    overrides = json.loads((root / "jupyter-config" / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
+    assert overrides["@jupyterlab/translation-extension:plugin"] == {"locale": "zh_CN"}
+    assert str(root / "jupyter-config") in lab.lab_environment("zh_CN")["JUPYTER_CONFIG_PATH"].split(os.pathsep)
+    assert {path: path.stat().st_mtime_ns for path in NOTEBOOKS_DIR.rglob("*") if path.is_file()} == before
 
 
 @pytest.mark.process
