@@ -29,8 +29,8 @@ import nbformat
 from helpers.paths import display_path, repo_root
 from helpers.workbook.sphinx_ext import EXTRA, FOLDED, LANGUAGES, LOCALES, RUN_STATUS
 
-#: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present: (file, title).
-EXTRA_PAGES = (("seed_map.md", "Seed map: every claim of the three source texts"), ("glossary.md", "Glossary (English / 中文)"))
+#: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
+EXTRA_PAGES = ("seed_map.md", "glossary.md")
 #: Pages built from a section of the README, their one home: (the section's heading, the page's source file).
 README_PAGES = (("Teaching a course (nbgrader)", "teaching.md"),)
 #: The Sphinx configuration folder (``conf.py``, ``index.md``, templates).
@@ -50,20 +50,6 @@ class Chapter:
     notebook: Path
     ok: bool | None = None
     seconds: float | None = None
-
-    @property
-    def page(self) -> str:
-        return f"{self.notebook.stem}.html"
-
-
-def title_and_summary(notebook: nbformat.NotebookNode) -> tuple[str, str]:
-    """The first cell's ``# title`` and its first paragraph, as plain text."""
-    source = notebook.cells[0].source if notebook.cells and notebook.cells[0].cell_type == "markdown" else ""
-    lines = source.strip().splitlines()
-    title = lines[0].lstrip("#").strip() if lines else ""
-    paragraphs = [block.strip() for block in "\n".join(lines[1:]).split("\n\n") if block.strip()]
-    summary = " ".join(paragraphs[0].split()) if paragraphs else ""
-    return title, summary
 
 
 def heading_levels(cell: nbformat.NotebookNode) -> list[int]:
@@ -180,7 +166,7 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
             nbformat.validate(nbformat.read(chapter.notebook, as_version=4))
             shutil.copyfile(chapter.notebook, folder / f"{chapter.notebook.stem}.ipynb")
         names.append(chapter.notebook.stem)
-    for name, _ in EXTRA_PAGES:
+    for name in EXTRA_PAGES:
         if (notebooks_dir / name).is_file():
             shutil.copyfile(notebooks_dir / name, folder / name)
             names.append(Path(name).stem)

@@ -305,7 +305,7 @@ def build_translated_copies(out_dir: Path, language: str = LANGUAGE, locales: Pa
         target = out_dir / path.name
         nbformat.write(notebook, target)
         written.append(target)
-    for name, _ in EXTRA_PAGES:
+    for name in EXTRA_PAGES:
         source = NOTEBOOKS_DIR / name
         if source.is_file():
             text, _ = translate_markdown(source.read_text(encoding="utf-8"), translated_messages(Path(name).stem, language, locales))
