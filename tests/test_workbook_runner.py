@@ -53,6 +53,7 @@ def test_parse_value_infers_types(text: str, value: object) -> None:
     assert runner.parse_value(text) == value
 
 
+@pytest.mark.process  # ends with the book: sphinx-build, once per language
 def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--no-progress", "-p", "VALUE", "21"])
     captured = capsys.readouterr()
@@ -76,6 +77,7 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
 SHUTDOWN_INTERRUPT_LINE = "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel."
 
 
+@pytest.mark.process  # ends with the book: sphinx-build, once per language
 def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """One line per notebook and the report; the kernel runs over IPC, so no 'TCP without encryption' warning."""
     assert main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
