@@ -37,6 +37,11 @@ PYTHON = {"kernelspec": {"name": "python3", "display_name": "Python 3", "languag
 EDITIONS = [language for language, _, _ in LANGUAGES]
 
 
+def _plain(fragment: str) -> str:
+    """HTML as the text a reader sees."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", fragment)).split())
+
+
 def _article(page: Path) -> str:
     """The page's article: what the source says, without the sidebars and the page's metadata."""
     content = page.read_text(encoding="utf-8")
@@ -53,6 +58,9 @@ def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path, langua
     index = (built / language / "index.html").read_text(encoding="utf-8")
     table = index[index.index('class="workbook-chapters'):index.index("</table>")]
     assert re.findall(r'href="(\d{2}_\w+\.html)"', table) == [f"{path.stem}.html" for path in runner.notebooks()]
+    for page, shown in re.findall(r'href="(\d{2}_\w+\.html)">(.*?)</a>', table):  # each title whole, code spans included
+        heading = re.search(r"<h1>(.*?)<a class=\"headerlink\"", _article(built / language / page), re.DOTALL)
+        assert heading and _plain(shown) == _plain(heading.group(1)), (page, _plain(shown))
     ok, failed = text(language, "ok", seconds=1.5), text(language, "failed", seconds=2.0)
     assert table.count(ok) == len(runner.notebooks()) - 1 and table.count(failed) == 1
     others = re.findall(r'href="(\w+)\.html"', index[index.index("workbook-other-pages"):])

@@ -159,7 +159,7 @@ def fill_chapter_table(app: Sphinx, doctree: nodes.document, docname: str) -> No
         body = nodes.tbody()
         for chapter in sorted(summaries):
             link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, chapter))
-            link += app.env.titles[chapter].children[0].deepcopy() if app.env.titles[chapter].children else nodes.Text(chapter)
+            link.extend(_title(app, chapter))
             summary = summaries[chapter].deepcopy()
             for reference in summary.findall(nodes.reference):  # links in a chapter's paragraph are relative to it: keep their text only
                 reference.replace_self(nodes.inline("", "", *reference.children))
@@ -173,10 +173,16 @@ def fill_chapter_table(app: Sphinx, doctree: nodes.document, docname: str) -> No
         others = nodes.bullet_list(classes=["workbook-other-pages"])
         for page in app.env.found_docs - set(summaries) - {docname}:
             link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, page))
-            link += app.env.titles[page].children[0].deepcopy() if app.env.titles[page].children else nodes.Text(page)
+            link.extend(_title(app, page))
             others += nodes.list_item("", nodes.paragraph("", "", link))
         others.children.sort(key=lambda item: _order(app, item))
         placeholder.replace_self([table, others] if others.children else [table])
+
+
+def _title(app: Sphinx, docname: str) -> list[nodes.Node]:
+    """A page's title as inline nodes, code spans included (``02 · From `train_op` to a train step``)."""
+    title = app.env.titles[docname]
+    return [child.deepcopy() for child in title.children] or [nodes.Text(docname)]
 
 
 def _order(app: Sphinx, item: nodes.Element) -> int:
