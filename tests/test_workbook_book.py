@@ -127,7 +127,7 @@ def test_every_page_links_the_same_page_in_the_other_edition(built: Path, langua
 @pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
 def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book(built: Path, language: str) -> None:
-    footer = text(language, "footer", root="")
+    footer = text(language, "footer")
     for page in _pages(built / language):
         assert footer in page.read_text(encoding="utf-8"), f"{language}/{page.name} lacks the licence line"
     for source in book.LICENSE_FILES:

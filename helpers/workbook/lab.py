@@ -22,6 +22,7 @@ from pathlib import Path
 
 from helpers.paths import display_path, repo_root
 from helpers.ports import LOOPBACK, free_port
+from helpers.workbook.sphinx_ext import LANGUAGES
 
 
 class PortTaken(Exception):
@@ -79,8 +80,9 @@ def lab_arguments(port: int, token: str, *, as_root: bool | None = None, root: P
 LAB_CONFIG_DIR = Path(__file__).resolve().parent / "lab_config"
 
 
-#: The languages ``make lab ARGS="--lang ..."`` opens the workbook in: each one's JupyterLab locale (its language pack).
-LAB_LOCALES = {"en": "en", "zh_CN": "zh_CN"}
+#: The languages ``make lab ARGS="--lang ..."`` opens the workbook in, the book's editions: each one's JupyterLab
+#: locale (its language pack), which here has the edition's own name.
+LAB_LOCALES = {language: language for language, _, _ in LANGUAGES}
 
 
 def translated_root(language: str) -> Path:

@@ -37,8 +37,8 @@ TEXT: dict[str, dict[str, str]] = {
         "failed": "FAILED after {seconds:.1f} s",
         "fold": "Show this part ({count} cells)",
         "fold_one": "Show this part (1 cell)",
-        "footer": 'Code under the Apache License 2.0 (<a href="{root}LICENSE.txt">LICENSE</a>); '
-        'prose and figures under CC BY 4.0 (<a href="{root}LICENSE-docs.txt">LICENSE-docs</a>).',
+        "footer": 'Code under the Apache License 2.0 (<a href="LICENSE.txt">LICENSE</a>); '
+        'prose and figures under CC BY 4.0 (<a href="LICENSE-docs.txt">LICENSE-docs</a>).',
     },
     "zh_CN": {
         "title": "TensorFlow 2 训练工具：一本经过测试的练习册",
@@ -50,8 +50,8 @@ TEXT: dict[str, dict[str, str]] = {
         "failed": "运行失败，{seconds:.1f} 秒后出错",
         "fold": "展开这一部分（{count} 个单元格）",
         "fold_one": "展开这一部分（1 个单元格）",
-        "footer": '代码采用 Apache License 2.0 许可（<a href="{root}LICENSE.txt">LICENSE</a>）；'
-        '文字与图片采用 CC BY 4.0 许可（<a href="{root}LICENSE-docs.txt">LICENSE-docs</a>）。',
+        "footer": '代码采用 Apache License 2.0 许可（<a href="LICENSE.txt">LICENSE</a>）；'
+        '文字与图片采用 CC BY 4.0 许可（<a href="LICENSE-docs.txt">LICENSE-docs</a>）。',
     },
 }
 #: The file in the sources that says how each chapter's run went: ``{docname: {"ok": bool | null, "seconds": float | null}}``.
@@ -212,7 +212,7 @@ def page_context(app: Sphinx, pagename: str, templatename: str, context: dict[st
 def configure(app: Sphinx, config: Any) -> None:
     """Settings that depend on the build: footer, licence files, the Chinese search dictionary."""
     language = config.language or "en"
-    config.html_theme_options = {**config.html_theme_options, "extra_footer": text(language, "footer", root="")}
+    config.html_theme_options = {**config.html_theme_options, "extra_footer": text(language, "footer")}
     config.html_title = text(language, "title")
     extra = Path(app.srcdir) / EXTRA
     if extra.is_dir():

@@ -30,11 +30,12 @@ from babel.messages.pofile import read_po
 from helpers.paths import NOTEBOOKS_DIR, display_path
 from helpers.workbook import glossary
 from helpers.workbook.glossary import Term
+from helpers.workbook.sphinx_ext import LANGUAGES
 
 #: Where the catalogs live, in sphinx-intl's layout: ``<LOCALES>/<language>/LC_MESSAGES/<page>.po``.
 LOCALES = NOTEBOOKS_DIR / "locales"
-#: The translated edition's language, as Sphinx and gettext name it.
-LANGUAGE = "zh_CN"
+#: The translated edition's language, as Sphinx and gettext name it (the editions: :data:`helpers.workbook.sphinx_ext.LANGUAGES`).
+LANGUAGE = next(language for language, _, _ in LANGUAGES if language != "en")
 
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
