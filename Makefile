@@ -52,7 +52,7 @@ check: $(STAMP)
 	$(PY) -m mypy
 
 test: check $(CHROMEDRIVER) $(CJK_FONT)
-	$(PY) -m pytest -n 2 --dist loadfile $(ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --durations=25 $(ARGS)
 
 unit: check
 	$(PY) -m pytest tests -n 2 --dist loadfile -m "not notebook and not process" $(ARGS)

@@ -1,46 +1,35 @@
-"""Every notebook: hygiene of the stored file, its exercises, and a papermill run with other parameters.
+"""Every notebook: hygiene of the stored file, its exercises' layout, and what the chapter runs need.
 
-Strict output validation is nbval's job: `pytest` collects `notebooks/*.ipynb` with `--nbval`
-(see pyproject.toml) and compares every stored output with a fresh run, stubs unsolved. The
-papermill runs here fill in every exercise's wrong and right answers, at two parameter sets (another
-seed in the fast mode, and the default seed in the full mode with the other family of CPU kernels), so a
-check whose verdict depends on SEED or FAST fails one of them, and every chapter's asserts run with
-oneDNN's kernels and with Eigen's.
+Executing the chapters is :mod:`chapter_runs`' job (a pytest plugin, ``-p tests.chapter_runs`` in
+pyproject.toml): nbval executes each chapter once per parameter set, with every exercise answered, and
+compares the stored outputs strictly at the default parameters.
 """
 
 from __future__ import annotations
 
-import ast
-import os
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from helpers.environment import ONEDNN_VARIABLE, onednn_enabled
 from helpers.parameters import PARAMETERS, check_parameters
 from helpers.workbook import exercises, runner
+from helpers.workbook.cache import notebook_parameters
+from tests.chapter_runs import RUNS
 
 NOTEBOOKS = runner.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
 MIN_EXERCISES = 2
-#: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
-OTHER_PARAMETERS = {"SEED": 1234, "FAST": True}
-#: The notebook's own default seed in the full mode: with OTHER_PARAMETERS, the exercises' checks run at both seeds and both modes.
-FULL_PARAMETERS = {"FAST": False}
-#: Each parameter set the answered copy runs with, whether it runs with the other CPU kernels, and its name in the test id.
-#: The full-mode run sets TF_ENABLE_ONEDNN_OPTS to the opposite of this machine's default, so every chapter's asserts
-#: also run in the other kernel family (oneDNN's or Eigen's; README, *Kernel configurations*); nbval runs the default.
-ANSWERED_RUNS = {"other-seed-fast": (OTHER_PARAMETERS, False), "default-seed-full-other-kernels": (FULL_PARAMETERS, True)}
 #: The line every setup cell runs right after `import helpers`, before TensorFlow loads (helpers.parameters).
 CHECK_CALL = f"helpers.check_parameters({', '.join(f'{name}={name}' for name in PARAMETERS)})"
 ABSOLUTE_PATH = re.compile(r"(/(home|root|tmp|work|Users|private|var/folders)/|[A-Z]:\\\\)")
 
 
-@pytest.mark.parametrize("run", list(ANSWERED_RUNS))
-def test_the_answered_runs_pass_values_every_chapter_accepts(run: str) -> None:
-    check_parameters(**ANSWERED_RUNS[run][0])
+@pytest.mark.parametrize("run", RUNS, ids=[run.name for run in RUNS])
+def test_the_chapter_runs_pass_values_every_chapter_accepts(run: object) -> None:
+    for path in NOTEBOOKS:
+        check_parameters(**{**notebook_parameters(nbformat.read(path, as_version=4)), **run.parameters})  # type: ignore[attr-defined]
 
 
 def test_the_workbook_has_its_notebooks_in_order() -> None:
@@ -69,7 +58,7 @@ def test_notebook_hygiene(path: Path) -> None:
     code = [cell for cell in cells if cell.cell_type == "code"]
     tagged = [cell for cell in code if "parameters" in cell.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
-    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(tagged[0].source).body if isinstance(node, ast.Assign)}
+    defaults = notebook_parameters(notebook)
     assert list(defaults) == list(PARAMETERS), f"the parameters cell sets {list(defaults)}, not the notebook parameters {list(PARAMETERS)}"
     check_parameters(**defaults)
     assert defaults["FAST"] is False, "the stored outputs are the full run's"
@@ -106,32 +95,6 @@ def test_exercises_are_stored_unsolved(path: Path) -> None:
         assert task.cell_type == "markdown" and f"**Exercise {exercise.number}.**" in task.source
         printed = "".join(output.get("text", "") for output in notebook.cells[exercise.check].outputs)
         assert printed.startswith(f"Exercise {exercise.number}: not solved yet. Hint: "), (exercise.number, printed)
-
-
-@pytest.mark.notebook
-@pytest.mark.parametrize("run", list(ANSWERED_RUNS))
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every exercise answered with each of its wrong answers, then each of its right answers.
-
-    The notebook's own asserts must pass; each check must reject every wrong answer stored in its
-    solution cell's metadata, with feedback naming that answer's mistake, and accept every right
-    answer (see :func:`helpers.workbook.exercises.with_answers`). Run at each of ``ANSWERED_RUNS``.
-    """
-    parameters, other_kernels = ANSWERED_RUNS[run]
-    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
-    if other_kernels:  # the kernel started for this notebook inherits the setting
-        monkeypatch.setenv(ONEDNN_VARIABLE, "0" if onednn_enabled() else "1")
-    answered = tmp_path / "answered" / path.name
-    answered.parent.mkdir()
-    nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
-    result = runner.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
-    kernels = f" and {ONEDNN_VARIABLE}={os.environ[ONEDNN_VARIABLE]}" if other_kernels else ""
-    assert result.ok, f"{path.stem} with {parameters}{kernels} and the exercises answered: {result.failure}"
-    executed = nbformat.read(result.output, as_version=4)
-    injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
-    assert injected and all(f"{name} = {value!r}" in injected[0].source for name, value in parameters.items())
-    assert (tmp_path / "build" / path.stem).is_dir(), "the notebook writes under its own build folder"
 
 
 def test_notebooks_folder_holds_only_the_chapters_and_their_pages() -> None:

@@ -128,13 +128,15 @@ def test_find_names_the_exercise_and_what_breaks_its_layout(change, message: str
         assert str(raised.value).startswith("exercise 1 (cell 2): "), "the error names the exercise"
 
 
-def test_the_answer_filled_copy_tries_every_answer_in_place_of_the_stub() -> None:
-    copied = exercises.with_answers(_exercise_notebook())
+def test_the_answer_filled_copy_runs_the_stub_then_tries_every_answer_in_its_place() -> None:
+    stored = _exercise_notebook()
+    copied = exercises.with_answers(stored)
     sources = [cell.source for cell in copied.cells]
-    assert "answer = ..." not in sources, "the stub is replaced, not run"
     tried = [source for source in sources if source.startswith("answer =")]
-    assert tried == ["answer = 41", "answer = 43", "answer = '42'", "answer = 42\n", "answer = 6 * 7"]
-    assert sources.count(CHECK) == 5, "the check runs after every answer"
+    assert tried == ["answer = ...", "answer = 41", "answer = 43", "answer = '42'", "answer = 42\n", "answer = 6 * 7"]
+    assert sources.count(CHECK) == 6, "the check runs on the stub and after every answer"
+    added = [cell for cell in copied.cells if cell not in stored.cells]
+    assert added and all(cell.metadata["tags"] == [exercises.ANSWER_TAG] for cell in added), "nbval runs the answers without comparing them"
 
 
 def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> runner.Result:
@@ -149,6 +151,7 @@ def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp
     executed = nbformat.read(result.output, as_version=4)
     printed = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
     assert printed == (
+        "Exercise 1: not solved yet. Hint: h\n"
         "Exercise 1: not yet. too small\nExercise 1: not yet. too large\nExercise 1: not yet. a whole number, please\n"
         "Exercise 1: solved.\nExercise 1: solved.\n"
     )

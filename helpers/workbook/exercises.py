@@ -217,15 +217,20 @@ def _assert_cell(number: int, expected: Outcome, what: str, mistake: str | None 
     return nbformat.v4.new_code_cell("\n".join(lines))
 
 
-def with_answers(notebook: Any) -> Any:
-    """A copy of ``notebook`` that tries each exercise's wrong answers, then its right answers.
+#: The tag every cell :func:`with_answers` adds carries: nbval runs the cell but does not compare its outputs.
+ANSWER_TAG = "nbval-ignore-output"
 
-    Per exercise, each wrong answer in turn replaces the stub, the check runs, and a new cell
-    asserts that it said ``rejected`` and that its feedback contains the answer's mistake phrase;
-    then each right answer (the solution first), the check again, and an assert that it said
-    ``solved``. The asserts' messages show the feedback the check gave. Every answer runs in place
-    of the stub, so each starts from the state the stub would: a check must not depend on what a
-    previous answer left behind.
+
+def with_answers(notebook: Any) -> Any:
+    """A copy of ``notebook`` that runs each exercise as stored, then tries its wrong answers and its right answers.
+
+    Per exercise, the stub and the check run first, untouched, with their stored outputs (the check prints
+    its "not solved yet"). Then each wrong answer in turn takes the stub's place, the check runs again, and
+    a new cell asserts that it said ``rejected`` and that its feedback contains the answer's mistake phrase;
+    then each right answer (the solution first), the check again, and an assert that it said ``solved``.
+    The asserts' messages show the feedback the check gave. Every added cell is tagged :data:`ANSWER_TAG`,
+    so nbval validates the stored cells strictly and runs the added ones without comparing them. A check
+    must not depend on what a previous answer left behind.
     """
     import nbformat
 
@@ -243,5 +248,7 @@ def with_answers(notebook: Any) -> Any:
         for position, right in enumerate(exercise.right_answers, start=1):
             what = "the solution" if position == 1 else f"right answer {position}"
             tries += [nbformat.v4.new_code_cell(right), nbformat.v4.new_code_cell(check_source), _assert_cell(exercise.number, "solved", what)]
-        result.cells[exercise.stub : exercise.check + 1] = tries
+        for cell in tries:
+            cell.metadata["tags"] = [ANSWER_TAG]
+        result.cells[exercise.check + 1 : exercise.check + 1] = tries
     return result
