@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from benchmarks.measure import machine
-from helpers.workbook import course, runner
+from helpers.workbook import course, executor
 from helpers.workbook.exercises import find
 
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.course", description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
     args = parser.parse_args(argv)
-    chapters = runner.select(runner.notebooks(), args.chapters)
+    chapters = executor.select(executor.notebooks(), args.chapters)
     print(machine())
     with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
         root = Path(folder) / "course"

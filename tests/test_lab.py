@@ -17,7 +17,7 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.ports import free_port
-from helpers.workbook import lab, runner
+from helpers.workbook import executor, lab
 from helpers.workbook.__main__ import main
 
 
@@ -105,7 +105,7 @@ def test_the_chinese_lab_opens_in_its_own_folder_with_the_zh_cn_locale(tmp_path:
     before = {path: path.stat().st_mtime_ns for path in NOTEBOOKS_DIR.rglob("*") if path.is_file()}
     root = lab.prepare_translated("zh_CN")
     assert root == tmp_path / "build" / "lab-zh_CN"
-    assert sorted(path.name for path in (root / "notebooks").glob("*.ipynb")) == sorted(path.name for path in runner.notebooks())
+    assert sorted(path.name for path in (root / "notebooks").glob("*.ipynb")) == sorted(path.name for path in executor.notebooks())
     overrides = json.loads((root / "jupyter-config" / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
     assert overrides["@jupyterlab/translation-extension:plugin"] == {"locale": "zh_CN"}
     assert str(root / "jupyter-config") in lab.lab_environment("zh_CN")["JUPYTER_CONFIG_PATH"].split(os.pathsep)
@@ -118,7 +118,7 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
     with lab.lab_server(port, token) as base:
         status, listing = get(f"{base}/api/contents/notebooks?token={token}")
         names = {entry["name"] for entry in json.loads(listing)["content"]}
-        assert status == 200 and {path.name for path in runner.notebooks()} <= names
+        assert status == 200 and {path.name for path in executor.notebooks()} <= names
         assert get(f"{base}/api/contents/notebooks")[0] == 403, "a request without the token must be refused"
         status, page = get(f"{base}/lab?token={token}")
         page_config = json.loads(page.split('id="jupyter-config-data" type="application/json">', 1)[1].split("</script>", 1)[0])

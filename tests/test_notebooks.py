@@ -20,9 +20,9 @@ import pytest
 
 from helpers.environment import ONEDNN_VARIABLE, onednn_enabled
 from helpers.parameters import PARAMETERS, check_parameters
-from helpers.workbook import exercises, runner
+from helpers.workbook import executor, exercises
 
-NOTEBOOKS = runner.notebooks()
+NOTEBOOKS = executor.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
 MIN_EXERCISES = 2
 #: Parameters for the second run: another seed and the fast mode. Asserts must hold here too.
@@ -125,7 +125,7 @@ def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_pat
     answered = tmp_path / "answered" / path.name
     answered.parent.mkdir()
     nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
-    result = runner.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
+    result = executor.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
     kernels = f" and {ONEDNN_VARIABLE}={os.environ[ONEDNN_VARIABLE]}" if other_kernels else ""
     assert result.ok, f"{path.stem} with {parameters}{kernels} and the exercises answered: {result.failure}"
     executed = nbformat.read(result.output, as_version=4)

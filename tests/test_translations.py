@@ -13,13 +13,14 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import glossary, runner, translations
+from helpers.workbook import executor, glossary, translations
+from helpers.workbook.editions import TRANSLATIONS_DIR
 
 CATALOGS = translations.catalogs()
 
 
 def test_there_is_one_catalog_per_page_of_the_book() -> None:
-    pages = {path.stem for path in runner.notebooks()} | {"index", "seed_map", "glossary", "teaching"}
+    pages = {path.stem for path in executor.notebooks()} | {"index", "seed_map", "glossary", "teaching"}
     assert {path.stem for path in CATALOGS} == pages
 
 
@@ -101,7 +102,7 @@ def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_
 def test_the_catalogs_hold_exactly_the_messages_of_todays_english(tmp_path: Path) -> None:
     """An English edit not yet merged into the .po files (make translations) fails here, naming the new or changed message."""
     locales = tmp_path / "locales"
-    shutil.copytree(translations.LOCALES, locales)
+    shutil.copytree(TRANSLATIONS_DIR, locales)
     translations.update(locales)
     before = {path.name: translations.read(path) for path in CATALOGS}
     for path in translations.catalogs(locales=locales):
@@ -131,7 +132,7 @@ def test_translate_markdown_replaces_whole_messages_outside_code(source: str, me
     assert translations.translate_markdown(source, messages)[0] == expected
 
 
-@pytest.mark.parametrize("path", runner.notebooks(), ids=[path.stem for path in runner.notebooks()])
+@pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
 def test_a_translated_copy_has_every_message_translated_and_the_code_and_outputs_as_stored(path: Path) -> None:
     """``make lab ARGS="--lang zh_CN"`` opens these copies: every translated message found in the notebook, code cells untouched."""
     translated, unused = translations.translate_notebook(path)
@@ -145,6 +146,6 @@ def test_a_translated_copy_has_every_message_translated_and_the_code_and_outputs
 
 def test_translated_copies_are_built_into_their_own_folder(tmp_path: Path) -> None:
     written = translations.build_translated_copies(tmp_path / "zh_CN")
-    assert [path.name for path in written] == [path.name for path in runner.notebooks()]
+    assert [path.name for path in written] == [path.name for path in executor.notebooks()]
     assert (tmp_path / "zh_CN" / "glossary.md").is_file() and (tmp_path / "zh_CN" / "seed_map.md").is_file()
     assert all(path.parent == tmp_path / "zh_CN" for path in written) and NOTEBOOKS_DIR not in [path.parent for path in written]

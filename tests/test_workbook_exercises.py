@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from helpers.paths import repo_root
-from helpers.workbook import exercises, runner
+from helpers.workbook import executor, exercises
 
 SOLUTION = "<details><summary>Solution</summary>\n\n```python\nanswer = 42\n```\n\n</details>"
 CHECK = (
@@ -137,10 +137,10 @@ def test_the_answer_filled_copy_tries_every_answer_in_place_of_the_stub() -> Non
     assert sources.count(CHECK) == 5, "the check runs after every answer"
 
 
-def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> runner.Result:
+def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> executor.Result:
     source = tmp_path / "00_exercise.ipynb"
     nbformat.write(exercises.with_answers(notebook), source)
-    return runner.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
+    return executor.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
 
 
 def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ LAYER_OF = {
     "helpers.parameters": "plumbing",
     "helpers.paths": "plumbing",
     "helpers.errors": "plumbing",
+    "helpers.failures": "plumbing",
     "helpers.data": "plumbing",
     "helpers.models": "plumbing",
     "helpers.plots": "plumbing",

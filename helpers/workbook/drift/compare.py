@@ -151,3 +151,28 @@ def api_changes(pinned: dict[str, str], newest: dict[str, str]) -> dict[str, str
     """``{name: "ok → deprecated"}`` for every name whose status differs."""
     changed = [name for name in sorted(set(pinned) | set(newest)) if pinned.get(name) != newest.get(name)]
     return {name: f"{pinned.get(name, 'absent')} → {newest.get(name, 'absent')}" for name in changed}
+
+
+def compare_run(executed: Path, results: Sequence[dict[str, Any]], patterns: Sequence[tuple[re.Pattern[str], str]]) -> list[NotebookDrift]:
+    """Each notebook of a run (``results``: :func:`helpers.workbook.executor.execute_all`'s entries, in order) against its stored copy.
+
+    ``executed`` holds the executed notebooks; the stored ones are the workbook's. A notebook with no executed copy,
+    or whose run failed outside its cells (the kernel died), is reported as not run, with the run's reason.
+    """
+    import nbformat
+
+    from helpers.workbook.executor import notebooks
+
+    stored = {path.stem: path for path in notebooks()}
+    found = []
+    for result in results:
+        name, output = result["name"], executed / f"{result['name']}.ipynb"
+        if not output.is_file():
+            found.append(NotebookDrift(name=name, ran=False, failure=result.get("failure") or "no output written"))
+            continue
+        drift = compare(nbformat.read(stored[name], as_version=4), nbformat.read(output, as_version=4), patterns, name=name)
+        drift.seconds = float(result.get("seconds", 0.0))
+        if not drift.failure and not result.get("ok", True):
+            drift.ran, drift.failure = False, result["failure"]
+        found.append(drift)
+    return found
