@@ -24,6 +24,11 @@ class CommandError(Exception):
     #: What the status means, in the words of the command's table of statuses (:func:`status_table`).
     meaning: ClassVar[str] = "the command failed"
 
+    @classmethod
+    def status_label(cls) -> str:
+        """How the table of statuses names this class's status (a class whose status varies names them all)."""
+        return str(cls.exit_status)
+
     def status(self) -> int:
         """This error's exit status (a subclass whose status depends on the error overrides this)."""
         return self.exit_status
@@ -40,17 +45,19 @@ class UsageError(CommandError, ValueError):
     meaning = "a bad option or argument"
 
 
-def status_table(errors: Iterable[type[CommandError]], *, done: str = "done") -> list[tuple[int, str]]:
-    """``(status, meaning)`` rows: 0 ``done``, then one row per status of ``errors``, each class's meaning joined in order."""
+def status_table(errors: Iterable[type[CommandError]], *, done: str = "done") -> list[tuple[str, str]]:
+    """``(status, meaning)`` rows, by status: 0 ``done``, then one row per status of ``errors``, each class's meaning joined in order."""
+    labels: dict[int, str] = {}
     meanings: dict[int, list[str]] = {}
     for kind in errors:
+        labels.setdefault(kind.exit_status, kind.status_label())
         found = meanings.setdefault(kind.exit_status, [])
         if kind.meaning not in found:
             found.append(kind.meaning)
-    return [(0, done)] + [(status, "; ".join(meanings[status])) for status in sorted(meanings)]
+    return [("0", done)] + [(labels[status], "; ".join(meanings[status])) for status in sorted(meanings)]
 
 
-def status_text(rows: Iterable[tuple[int, str]]) -> str:
+def status_text(rows: Iterable[tuple[str, str]]) -> str:
     """The table as ``--help`` shows it, in one paragraph: ``exit statuses: 0 done; 1 ...; 2 ...``."""
     return "exit statuses: " + "; ".join(f"{status} {meaning}" for status, meaning in rows) + "."
 

@@ -53,7 +53,6 @@ from helpers.train.cli import (
     USAGE_EXIT_CODE,
     config_from_args,
     hooks_from_args,
-    interrupt_exit_code,
     main,
     make_parser,
 )
@@ -71,7 +70,7 @@ from helpers.train.config import (
 from helpers.train.harness import Finished, finish, signal_at_step, start, start_workers, stop
 from helpers.train.results import TrainResult, fingerprint, state_fingerprint
 from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError
-from helpers.train.signals import Interrupted
+from helpers.train.signals import Interrupted, interrupt_exit_code
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.calls import StepHook, call_end, run_calls

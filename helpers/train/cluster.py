@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.failures import CommandError, UsageError
 from helpers.ports import LOOPBACK, free_port
 from helpers.train.config import TrainConfig, is_int
 
@@ -23,8 +24,13 @@ from helpers.train.config import TrainConfig, is_int
 TF_CONFIG = "TF_CONFIG"
 
 
-class ClusterConfigError(ValueError):
+class ClusterConfigError(UsageError):
     """``TF_CONFIG`` is missing or does not describe this process as a worker of a cluster."""
+
+    meaning = "a TF_CONFIG that does not describe this process as a worker"
+
+    def line(self) -> str:
+        return f"{self} (see --help)"
 
 
 @dataclass(frozen=True)
@@ -134,13 +140,23 @@ def remove_dead_owners_scratch(folder: Path | None = None) -> list[Path]:
     return removed
 
 
-class PeerLostError(RuntimeError):
+class PeerLostError(CommandError, RuntimeError):
     """Another worker of the cluster stopped or was killed while this one trained: the cluster cannot go on."""
+
+    exit_status = 8
+    meaning = "another worker of the cluster stopped or was killed"
 
     def __init__(self, role: WorkerRole, lost: int | None, reason: str) -> None:
         self.role, self.lost = role, lost
         who = "another worker of the cluster" if lost is None else f"worker {lost} of {role.workers}{' (the chief)' if lost == 0 else ''}"
         super().__init__(f"{who} stopped or was killed ({reason}), so worker {role.index} stopped too")
+
+    def line(self) -> str:
+        return f"{self}; {RESTART_CLUSTER_HINT}"
+
+
+#: What a worker whose peer was lost suggests.
+RESTART_CLUSTER_HINT = "start every worker again with the same command: it resumes from the last checkpoint"
 
 
 def lost_worker(role: WorkerRole, message: str) -> int | None:

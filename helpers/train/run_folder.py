@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from helpers.failures import CommandError, UsageError
 from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,15 +29,22 @@ if TYPE_CHECKING:  # pragma: no cover
 shown = functools.partial(display_path, keep_outside=True)
 
 
-class RunFolderError(RuntimeError):
+class RunFolderError(CommandError, RuntimeError):
     """The run folder cannot be used as it is (a file where a folder belongs, an unreadable config ...).
 
-    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it.
+    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it; the command's line says what to do.
     """
+
+    exit_status = UsageError.exit_status
+    meaning = "a run folder it cannot use, or one another run is using"
 
     def __init__(self, message: str, *, emptying_helps: bool) -> None:
         super().__init__(message)
         self.emptying_helps = emptying_helps
+
+    def line(self) -> str:
+        remedy = "move it away, or use --fresh" if self.emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
+        return f"{self}: {remedy}"
 
 
 class RunFolderBusyError(RunFolderError):
@@ -45,6 +53,9 @@ class RunFolderBusyError(RunFolderError):
     def __init__(self, message: str, *, holder: str) -> None:
         super().__init__(message, emptying_helps=False)
         self.holder = holder
+
+    def line(self) -> str:
+        return f"{self}: wait for that run to end or stop it, or give --run-dir another folder"
 
 
 def other_configuration(run_dir: Path, differences: list[str]) -> str:

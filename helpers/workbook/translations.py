@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from helpers.paths import NOTEBOOKS_DIR, display_path
 from helpers.workbook import glossary
 from helpers.workbook.editions import TRANSLATED_LANGUAGE, TRANSLATIONS_DIR
 from helpers.workbook.glossary import Term
+from helpers.workbook.markdown import split_fenced
 
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
@@ -214,17 +215,22 @@ def _pattern(msgid: str) -> re.Pattern[str]:
     return re.compile(_BEFORE + r"\s+".join(words) + _AFTER, re.MULTILINE)
 
 
+def _keeping_before(translation: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for :func:`_pattern`'s match: what stood before the message on its line, then ``translation``."""
+    return lambda match: match["before"] + translation
+
+
 def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[str]]:
     """``source`` with each message replaced by its translation (outside fenced code), and the messages it held.
 
     Longer messages go first, so a short one (a heading, ``</details>``) cannot match inside a longer one.
     """
-    parts = re.split(r"(^[ \t]*```.*?^[ \t]*```[ \t]*$)", source, flags=re.MULTILINE | re.DOTALL)
+    parts = split_fenced(source)
     used: set[str] = set()
     for msgid in sorted(messages, key=len, reverse=True):
         pattern, msgstr = _pattern(msgid), messages[msgid].strip()
         for index in range(0, len(parts), 2):  # the odd parts are fenced code
-            parts[index], count = pattern.subn(lambda match, text=msgstr: match["before"] + text, parts[index])
+            parts[index], count = pattern.subn(_keeping_before(msgstr), parts[index])
             if count:
                 used.add(msgid)
     return "".join(parts), used
