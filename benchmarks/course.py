@@ -22,7 +22,7 @@ import nbformat
 
 from benchmarks.measure import machine
 from helpers.workbook import course, executor
-from helpers.workbook.exercises import find
+from helpers.workbook.exercise_layout import find
 
 
 def answered_with_solutions(root: Path, student: str, chapter: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from helpers.environment import ONEDNN_VARIABLE, onednn_enabled
 from helpers.parameters import PARAMETERS, check_parameters
-from helpers.workbook import executor, exercises
+from helpers.workbook import executor, exercise_layout
 
 NOTEBOOKS = executor.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
@@ -99,7 +99,7 @@ def test_notebook_hygiene(path: Path) -> None:
 def test_exercises_are_stored_unsolved(path: Path) -> None:
     """The reader gets the task, not the answer: stubs unsolved, solutions collapsed below the check."""
     notebook = nbformat.read(path, as_version=4)
-    found = exercises.find(notebook)  # raises ExerciseLayoutError naming the cell that breaks the layout
+    found = exercise_layout.find(notebook)  # raises ExerciseLayoutError naming the cell that breaks the layout
     assert len(found) >= MIN_EXERCISES, f"{path.stem} has {len(found)} exercises"
     for exercise in found:
         task = notebook.cells[exercise.stub - 1]
@@ -116,7 +116,7 @@ def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_pat
 
     The notebook's own asserts must pass; each check must reject every wrong answer stored in its
     solution cell's metadata, with feedback naming that answer's mistake, and accept every right
-    answer (see :func:`helpers.workbook.exercises.with_answers`). Run at each of ``ANSWERED_RUNS``.
+    answer (see :func:`helpers.workbook.exercise_layout.with_answers`). Run at each of ``ANSWERED_RUNS``.
     """
     parameters, other_kernels = ANSWERED_RUNS[run]
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
@@ -124,7 +124,7 @@ def test_notebook_runs_with_the_exercises_answered(path: Path, run: str, tmp_pat
         monkeypatch.setenv(ONEDNN_VARIABLE, "0" if onednn_enabled() else "1")
     answered = tmp_path / "answered" / path.name
     answered.parent.mkdir()
-    nbformat.write(exercises.with_answers(nbformat.read(path, as_version=4)), answered)
+    nbformat.write(exercise_layout.with_answers(nbformat.read(path, as_version=4)), answered)
     result = executor.execute(answered, tmp_path / path.name, dict(parameters), progress=False, cwd=path.parent)
     kernels = f" and {ONEDNN_VARIABLE}={os.environ[ONEDNN_VARIABLE]}" if other_kernels else ""
     assert result.ok, f"{path.stem} with {parameters}{kernels} and the exercises answered: {result.failure}"

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from helpers.workbook import course, executor
-from helpers.workbook.exercises import Exercise, find
+from helpers.workbook.exercise_layout import Exercise, find
 
 #: The chapter the grading tests return: three exercises, one of each kind of answer (values, a train step, a function).
 CHAPTER = "03_gradient_clipping"

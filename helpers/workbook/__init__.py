@@ -7,7 +7,7 @@
 - :mod:`helpers.workbook.book`: the offline HTML book (its nbconvert template in ``book_template/``);
 - :mod:`helpers.workbook.glossary`: ``notebooks/glossary.md`` as data, the status of its API names, and its terms
   (English forms, Chinese words, seed words quoted only) for the translation check;
-- :mod:`helpers.workbook.exercises`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`);
+- :mod:`helpers.workbook.exercise_layout`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`);
 - :mod:`helpers.workbook.drift`: the workbook against the newest TensorFlow, ``make drift`` (``python -m helpers.workbook.drift``).
 
 ``python -m helpers.workbook run|refresh|book|lab|list`` is the command line (:mod:`helpers.workbook.__main__`).

@@ -11,7 +11,7 @@ JupyterLab extensions (the formgrader, the assignment list) work in it::
     autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
     exchange/                           nbgrader's exchange on this machine (``release_assignment``, the assignment list)
 
-From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercises` reads them):
+From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercise_layout` reads them):
 the stub cell becomes nbgrader's answer cell, holding the stub and then the solution between
 nbgrader's solution markers (``generate_assignment`` removes the solution and leaves the stub); the
 check becomes a locked, autograded cell worth the exercise's points, with one line in nbgrader's
@@ -40,7 +40,7 @@ from typing import Any
 from helpers.failures import CommandError, UsageError
 from helpers.paths import build_root
 from helpers.workbook.book import LICENSE_FILES
-from helpers.workbook.exercises import Exercise, find
+from helpers.workbook.exercise_layout import Exercise, find
 
 #: nbgrader's course id for the workbook.
 COURSE_ID = "tf-training-workbook"
