@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.book
 
-Stages the sources as :func:`helpers.workbook.book.build` does, runs ``sphinx-build`` once per language
+Stages the sources as :func:`helpers.workbook.book.build_book` does, runs ``sphinx-build`` once per language
 (a fresh build each, as ``make book`` runs it), and prints one line per edition: its build time, its size
 on disk and its number of files, then the whole book's. Absolute numbers, on this machine, that day; the
 tests prove what the book holds, this only measures.

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
         root = Path(folder) / "course"
         started = time.perf_counter()
-        course.build(chapters, root)
+        course.build_course(chapters, root)
         built = time.perf_counter() - started
         print(f"build the course ({len(chapters)} chapters): {built:.1f} s")
         rows = []

@@ -1,4 +1,4 @@
-"""The layers of helpers/ (helpers.workbook.layers): plumbing < technique < trainer, the machinery apart, checked on
+"""The layers of helpers/ (tests/layers.py): plumbing < technique < trainer, the machinery apart, checked on
 the code's own imports; and the check itself, on small trees that break each rule."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.paths import repo_root
-from helpers.workbook import layers
+from tests import layers
 
 
 def test_the_layers_hold_in_this_repository() -> None:

@@ -29,7 +29,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("book") / "book"
     chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in executor.notebooks()]
     chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
-    index = book.build(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
+    index = book.build_book(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
     assert index == out / "index.html"
     return out
 
@@ -203,7 +203,7 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Pa
     (tmp_path / "notebooks").mkdir()
     nbformat.write(notebook, tmp_path / "notebooks" / "00_fold.ipynb")
     out = tmp_path / "book"
-    book.build([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
+    book.build_book([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
     for language in EDITIONS:
         page = _article(out / language / "00_fold.html")
         folded = re.findall(r'<details class="workbook-fold"><summary>([^<]*)</summary>', page)
@@ -246,7 +246,7 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / "index.html").write_text("half a book")
     paths = _tiny_chapters(tmp_path / "notebooks")
-    index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
+    index = book.build_book([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
     pages = ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
     assert index == out / "index.html" and not (out / "99_removed_chapter.html").exists()
     for language in EDITIONS:
@@ -287,7 +287,7 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
 def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tmp_path: Path) -> None:
     """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
     out = tmp_path / "book"
-    book.build([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
+    book.build_book([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
     page = _article(out / "en" / "teaching.html")
     assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
     assert "## The capstone command" not in readme_section("Teaching a course (nbgrader)")
@@ -304,5 +304,5 @@ def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(tmp_path: Pat
     notebook.cells[0].source += "\n\nSee [the first chapter](00_first.ipynb#No-such-heading)."
     nbformat.write(notebook, paths[1])
     with pytest.raises(book.BookError, match=r"01_second.*No-such-heading"):
-        book.build([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
+        book.build_book([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
     assert not (tmp_path / "book").exists()

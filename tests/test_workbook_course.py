@@ -86,7 +86,7 @@ def _digests(root: Path) -> dict[str, str]:
 
 @pytest.mark.process
 def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_files_twice(tmp_path: Path) -> None:
-    root = course.build(executor.notebooks(), tmp_path / "course")
+    root = course.build_course(executor.notebooks(), tmp_path / "course")
     chapters = executor.notebooks()
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
     for path in chapters:  # each chapter goes out with the licences its last cell links to
@@ -105,7 +105,7 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
         kept = [cell.outputs for cell in released.cells if cell.cell_type == "code"]
         assert kept == stored  # the chapter's outputs, as stored (a solution cell is markdown: no output is lost)
     before = {name: digest for name, digest in _digests(root).items() if not name.endswith(".db")}
-    course.build(executor.notebooks(), root)
+    course.build_course(executor.notebooks(), root)
     assert {name: digest for name, digest in _digests(root).items() if not name.endswith(".db")} == before
 
 
@@ -134,7 +134,7 @@ def _returned(root: Path, student: str, edit: Any) -> None:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
-    root = course.build([chapter_path(CHAPTER)], tmp_path_factory.mktemp("grading") / "course")
+    root = course.build_course([chapter_path(CHAPTER)], tmp_path_factory.mktemp("grading") / "course")
     exercises = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
     solutions = {exercise.number: exercise.solution_code for exercise in exercises}
     wrong_odd = {exercise.number: exercise.wrong_answers[0].code if exercise.number % 2 else exercise.other_right_answers[0] for exercise in exercises}
@@ -202,7 +202,7 @@ def test_the_formgrader_and_the_assignment_list_of_the_course_answer_on_localhos
     from helpers.workbook import lab
 
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path))
-    root = course.build([chapter_path(CHAPTER)])
+    root = course.build_course([chapter_path(CHAPTER)])
     course.run_nbgrader(root, "release_assignment", CHAPTER)  # into the course's exchange, where the assignment list looks
     port, token = free_port(), secrets.token_urlsafe(16)
     with lab.lab_server(port, token, root=lab.course_folder()) as base:

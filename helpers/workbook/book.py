@@ -1,6 +1,6 @@
 """The workbook as a book: Sphinx with MyST-NB and sphinx-book-theme, in English and in Chinese, offline.
 
-:func:`build` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
+:func:`build_book` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
 glossary, the teachers' page cut from the README, ``book_sphinx/index.md`` with its table of contents, and
 how each chapter's run went) and runs ``sphinx-build`` once per language of
 :data:`helpers.workbook.editions.LANGUAGES`, with warnings as errors, into ``<book>/en/`` and
@@ -160,7 +160,7 @@ def _landing_page() -> str:
     )
 
 
-def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
+def build_book(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
     """Write the book into ``out_dir`` (one folder per language), replacing the book there only once it is all written.
 
     The sources are staged and the editions built in a temporary folder beside ``out_dir``

@@ -190,7 +190,7 @@ def _book_of_run(results: Sequence[executor.Result]) -> None:
     ran = {result.name: book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()}
     chapters = [ran.get(path.stem, book.Chapter(path)) for path in executor.notebooks()]
     started = time.perf_counter()
-    index = book.build(chapters, build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
+    index = book.build_book(chapters, build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
     print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; {EDITIONS_LINE}; open it in a browser, it works offline)")
 
 
@@ -215,7 +215,7 @@ def book_command(_: argparse.Namespace) -> int:
     """Build the book from the notebooks' stored outputs, without executing anything (:class:`BookError` keeps the previous book)."""
     from helpers.workbook import book
 
-    index = book.build([book.Chapter(path) for path in executor.notebooks()], build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
+    index = book.build_book([book.Chapter(path) for path in executor.notebooks()], build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
     print(f"book: {display_path(index)} ({EDITIONS_LINE})")
     return 0
 
@@ -231,7 +231,7 @@ def course_command(args: argparse.Namespace) -> int:
     """Build the course from the chosen chapters and say where its two versions are."""
     from helpers.workbook import course
 
-    root = course.build(executor.select(executor.notebooks(), args.notebooks))
+    root = course.build_course(executor.select(executor.notebooks(), args.notebooks))
     print(f"course: {root} (teacher's version in source/, students' in release/); grade with: make grade")
     return 0
 

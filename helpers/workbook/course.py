@@ -158,7 +158,7 @@ def run_nbgrader(root: Path, *arguments: str, timeout: float | None = None) -> s
     return done
 
 
-def build(chapters: list[Path], root: Path | None = None) -> Path:
+def build_course(chapters: list[Path], root: Path | None = None) -> Path:
     """Write the course for ``chapters`` (notebook files) into ``root`` (default :func:`course_root`) and release it; return ``root``.
 
     ``source/`` is rewritten for these chapters, and ``release/`` for every chapter in ``source/``; a

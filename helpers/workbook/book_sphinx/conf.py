@@ -1,4 +1,4 @@
-"""Sphinx configuration of the workbook's book; :func:`helpers.workbook.book.build` runs ``sphinx-build -c`` here.
+"""Sphinx configuration of the workbook's book; :func:`helpers.workbook.book.build_book` runs ``sphinx-build -c`` here.
 
 The sources are a staging folder the build writes (the chapters' notebooks, the seed map, the glossary, the
 teachers' page and ``index.md``); translations come from ``notebooks/locales/<language>/LC_MESSAGES/*.po``.
