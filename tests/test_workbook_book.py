@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import book, executor, translations
+from helpers.workbook import book, executor, translated_copies
 from helpers.workbook.editions import FOLDED, LANGUAGES
 from helpers.workbook.markdown import folded_sections, readme_section
 from helpers.workbook.sphinx_ext import text
@@ -138,7 +138,7 @@ def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book
 
 @pytest.mark.process  # sphinx-build, once per language
 def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outputs(built: Path) -> None:
-    messages = translations.translated_messages("04_learning_rate_schedules")
+    messages = translated_copies.translated_messages("04_learning_rate_schedules")
     title = "04 · Learning-rate schedules"
     english, chinese = ((built / language / "04_learning_rate_schedules.html").read_text(encoding="utf-8") for language in EDITIONS)
     if title in messages:

@@ -13,7 +13,7 @@
 
 Each command is a small function here that calls the module doing the work: :mod:`~helpers.workbook.executor`
 (running notebooks), :mod:`~helpers.workbook.refresh`, :mod:`~helpers.workbook.book`, :mod:`~helpers.workbook.lab`,
-:mod:`~helpers.workbook.course`, :mod:`~helpers.workbook.translations`, :mod:`~helpers.workbook.drift`,
+:mod:`~helpers.workbook.course`, :mod:`~helpers.workbook.catalogs` and :mod:`~helpers.workbook.translations`, :mod:`~helpers.workbook.drift`,
 :mod:`~helpers.workbook.configurations`. They import those modules only when they run, so ``list``, ``lab``
 and ``grade`` load no Sphinx. An expected failure is a :class:`helpers.failures.CommandError`: one line on
 stderr and the exit status its class carries (:data:`ERRORS`, listed by ``--help``); anything else is a bug
@@ -254,17 +254,17 @@ def grade_command(args: argparse.Namespace) -> int:
 
 def translations_command(args: argparse.Namespace) -> int:
     """``make translations``: update the ``.po`` files (``update``) or only check them (``check``); list every problem."""
-    from helpers.workbook import translations
+    from helpers.workbook import catalogs, translations
 
     if args.action == "update":
-        translations.update()
+        catalogs.update()
         files, terms = None, True
     else:
         files, terms = [path.resolve() for path in args.files] or None, not args.no_terms
     found = translations.problems(files, check_terms=terms)
     for problem in found:
         print(problem)
-    count = len(translations.catalogs()) if files is None else len(files)
+    count = len(catalogs.catalogs()) if files is None else len(files)
     print(f"{len(found)} problem(s) in {count} catalog(s)" + ("" if found else ": every message is translated and consistent"))
     if found:
         raise NotebooksFailed(f"{len(found)} message(s) need a translator")

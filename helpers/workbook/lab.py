@@ -110,13 +110,13 @@ def prepare_translated(language: str) -> Path:
     import json
     import shutil
 
-    from helpers.workbook import translations
+    from helpers.workbook import translated_copies
 
     if language not in LAB_LOCALES:
         raise UsageError(f"no {language!r} edition: --lang takes one of {', '.join(LAB_LOCALES)}")
     root = translated_root(language)
     shutil.rmtree(root / "notebooks", ignore_errors=True)
-    translations.build_translated_copies(root / "notebooks", language)
+    translated_copies.build_translated_copies(root / "notebooks", language)
     overrides = json.loads((LAB_CONFIG_DIR / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
     overrides["@jupyterlab/translation-extension:plugin"] = {"locale": LAB_LOCALES[language]}
     config = root / "jupyter-config" / "labconfig"

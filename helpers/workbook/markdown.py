@@ -3,7 +3,7 @@
 The one fence-aware scanner is :func:`prose_lines` (which lines of a Markdown text are prose, not fenced
 code); :func:`heading_levels` and :func:`promote_headings` read headings through it, and
 :func:`split_fenced` cuts a text into prose and fenced blocks for code that rewrites the prose only
-(:func:`helpers.workbook.translations.translate_markdown`).
+(:func:`helpers.workbook.translated_copies.translate_markdown`).
 """
 
 from __future__ import annotations
