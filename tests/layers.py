@@ -31,6 +31,7 @@ LAYER_OF = {
     "helpers.plots": "plumbing",
     "helpers.logs": "plumbing",
     "helpers.ports": "plumbing",
+    "helpers.processes": "plumbing",
     "helpers.exercises": "plumbing",
     "helpers.clipping": "technique",
     "helpers.schedules": "technique",

@@ -7,7 +7,6 @@ import json
 import os
 import secrets
 import socket
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -17,6 +16,7 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.ports import free_port
+from helpers.processes import Deadline
 from helpers.workbook import executor, lab
 from helpers.workbook.__main__ import main
 
@@ -40,9 +40,9 @@ def run_in_kernel(port: int, token: str, kernel_id: str, code: str, timeout: flo
         content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
         channel.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell", "buffers": []}))
         printed, status, idle = [], None, False
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while status is None or not idle:
-            assert time.monotonic() < deadline, "the kernel did not answer in time"
+            assert not deadline.passed(), "the kernel did not answer in time"
             message = json.loads(channel.recv())
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
@@ -176,11 +176,11 @@ def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_a
         for info in started:  # the magic's TensorBoard outlives the kernel: stop it by its process id
             os.kill(info.pid, signal.SIGTERM)
     for info in started:
-        deadline = time.monotonic() + 30
+        deadline = Deadline(30)
         while True:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{info.port}/data/runs", timeout=2)
             except (urllib.error.URLError, ConnectionError):
                 break
-            assert time.monotonic() < deadline, "TensorBoard still answers after SIGTERM"
-            time.sleep(0.2)
+            assert not deadline.passed(), "TensorBoard still answers after SIGTERM"
+            deadline.pause(0.2)

@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from helpers.failures import CommandError, UsageError
-from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path
+from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path, remove
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.config import TrainConfig
@@ -129,10 +128,7 @@ class RunFolder:
         for folder, rule in rules:
             entries = sorted(folder.iterdir()) if folder.is_dir() else []
             for entry in (entry for entry in entries if rule.match(entry.name) and (rule is not _EVENTS or _is_empty_file(entry))):
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
+                remove(entry)
                 removed.append(str(entry.relative_to(self.path)))
         return removed
 
@@ -297,10 +293,7 @@ class RunFolder:
         for entry in self.path.iterdir():
             if entry.name == self.LOCK:
                 continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+            remove(entry, ignore_errors=False)
         with contextlib.suppress(OSError):
             self.path.rmdir()  # stays while it holds the lock file
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,10 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.errors import first_line
 from helpers.failures import CommandError
 from helpers.paths import display_path, repo_root
+from helpers.processes import dead_owners, owned_prefix
 from helpers.workbook.editions import EXTRA, LANGUAGES, RUN_STATUS, STAGED_TRANSLATIONS, TRANSLATIONS_DIR
 from helpers.workbook.markdown import promote_headings, readme_section
 
@@ -66,31 +69,18 @@ def _naming(source: Path) -> Iterator[None]:
     try:
         yield
     except Exception as error:  # unreadable, not JSON, not a notebook nbconvert can render: each says which file
-        reason = (str(error).strip().splitlines() or [""])[0]
-        raise BookError(f"{display_path(source, keep_outside=True)}: {type(error).__name__}: {reason}") from error
+        raise BookError(f"{display_path(source, keep_outside=True)}: {type(error).__name__}: {first_line(str(error))}") from error
 
 
 def _temporary_folder(target: Path, kind: str) -> Path:
     """A new empty folder beside ``target``, ``.book.<kind>-<pid>-<random>``: in the same file system, and named after its process."""
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{kind}-{os.getpid()}-", dir=target.parent))
+    return Path(tempfile.mkdtemp(prefix=owned_prefix(f".{target.name}.{kind}-"), dir=target.parent))
 
 
 def _remove_leftovers(target: Path) -> None:
     """Delete the temporary folders beside ``target`` of builds whose process is gone (killed mid-build); a running build's stay."""
-    for folder in target.parent.glob(f".{target.name}.*-*-*"):
-        pid = folder.name.removeprefix(f".{target.name}.").split("-")[1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process, alive
-        pass
-    return True
+    for folder in dead_owners(target.parent, re.escape(f".{target.name}.") + r"[a-z]+-"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _replace_folder(target: Path, replacement: Path) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers.errors import first_line
 from helpers.failures import UsageError
 from helpers.paths import NOTEBOOKS_DIR
 
@@ -106,9 +107,7 @@ def execute(
             kernel_manager_class=_ipc_kernel_manager(),
         )
     except PapermillExecutionError as error:
-        first_line = (str(error.evalue).strip().splitlines() or [""])[0]
-        source_line = (str(error.source).strip().splitlines() or [""])[0][:60]
-        failure = f"cell [{error.exec_count}] `{source_line}`: {error.ename}: {first_line}"
+        failure = f"cell [{error.exec_count}] `{first_line(str(error.source))[:60]}`: {error.ename}: {first_line(str(error.evalue))}"
         return Result(notebook.stem, False, time.perf_counter() - start, output, failure)
     except Exception as error:  # kernel died, notebook unreadable, ...
         return Result(notebook.stem, False, time.perf_counter() - start, output, f"{type(error).__name__}: {error}")

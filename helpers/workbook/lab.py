@@ -16,13 +16,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from helpers.failures import CommandError, UsageError
 from helpers.paths import display_path, repo_root
 from helpers.ports import LOOPBACK, free_port
+from helpers.processes import Deadline, stop
 from helpers.workbook.editions import LANGUAGES, SOURCE_LANGUAGE
 
 
@@ -153,13 +153,13 @@ def _answers(base: str, token: str) -> bool:
 
 def wait_until_answering(server: subprocess.Popen[str], base: str, token: str, *, timeout: float) -> None:
     """Return once the server answers at ``base``; ``RuntimeError`` if it ended first, ``TimeoutError`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while not _answers(base, token):
         if server.poll() is not None:
             raise RuntimeError(f"jupyter lab ended with status {server.returncode}")
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s")
-        time.sleep(0.25)
+        deadline.pause()
 
 
 @contextlib.contextmanager
@@ -185,12 +185,7 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0, root: Path | Non
             raise RuntimeError(f"{error}: {output.read()[-2000:]}") from None
         yield base
     finally:
-        server.terminate()  # the server shuts its kernels down
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, grace=30)  # SIGTERM: the server shuts its kernels down
         output.close()
 
 
@@ -219,9 +214,7 @@ def _ctrl_c_left_to(server: subprocess.Popen[str]) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        if server.poll() is None:  # only when we gave up on it (a timeout): never leave it running
-            server.terminate()
-            server.wait()
+        stop(server)  # only when we gave up on it (a timeout): never leave it running
 
 
 def serve(port: int, *, language: str | None = None, course: bool = False) -> int:
