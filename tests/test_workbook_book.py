@@ -14,9 +14,8 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
 from helpers.workbook import book, executor, translated_copies
-from helpers.workbook.editions import FOLDED, LANGUAGES
+from helpers.workbook.editions import FOLDED, LANGUAGES, text
 from helpers.workbook.markdown import folded_sections, readme_section
-from helpers.workbook.sphinx_ext import text
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)

@@ -7,7 +7,7 @@ dictionary) is set by :mod:`helpers.workbook.sphinx_ext`.
 """
 
 project = "TensorFlow 2 training utilities"
-html_title = "TensorFlow 2 training utilities: a tested workbook"  # per language: helpers.workbook.sphinx_ext.TEXT
+html_title = "TensorFlow 2 training utilities: a tested workbook"  # per language: helpers.workbook.editions.TEXT
 extensions = ["myst_nb", "sphinx_copybutton", "helpers.workbook.sphinx_ext"]
 
 # The notebooks are executed before the book is built (make run), or their stored outputs are used (make book).

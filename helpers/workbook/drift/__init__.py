@@ -15,9 +15,9 @@ and why (a failed ``assert`` is a claim that changed), which cells' outputs chan
 and what new warnings or deprecations it wrote to stderr.
 
 The pinned environment (``.venv``) is never touched: the drift venv is separate, and only it
-installs anything. The exit status is 0 when nothing drifted, 1 when a notebook failed or changed,
-printed a new warning, or a glossary or seed-map check failed, and 2 when the environment could not be
-built or run (a scheduled job can alert on non-zero). Nothing here runs in ``make test``;
+installs anything. The command exits non-zero when a notebook failed or changed, printed a new warning,
+or a glossary or seed-map check failed, and when the environment could not be built or run, so a scheduled
+job can alert on it (the statuses: :mod:`helpers.workbook.commands`). Nothing here runs in ``make test``;
 ``tests/test_workbook_drift.py`` checks the comparison on small notebooks without building an environment.
 
 The modules, by job: :mod:`~helpers.workbook.drift.environment` builds the drift environment,
