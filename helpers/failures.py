@@ -46,7 +46,7 @@ class UsageError(CommandError, ValueError):
 
 
 def status_table(errors: Iterable[type[CommandError]], *, done: str = "done") -> list[tuple[str, str]]:
-    """``(status, meaning)`` rows, by status: 0 ``done``, then one row per status of ``errors``, each class's meaning joined in order."""
+    """``(status, meaning)`` rows, by status: 0 ``done``, then one row per status of ``errors``, the meanings of its classes joined in order."""
     labels: dict[int, str] = {}
     meanings: dict[int, list[str]] = {}
     for kind in errors:
@@ -54,7 +54,7 @@ def status_table(errors: Iterable[type[CommandError]], *, done: str = "done") ->
         found = meanings.setdefault(kind.exit_status, [])
         if kind.meaning not in found:
             found.append(kind.meaning)
-    return [("0", done)] + [(labels[status], "; ".join(meanings[status])) for status in sorted(meanings)]
+    return [("0", done)] + [(labels[status], ", or ".join(meanings[status])) for status in sorted(meanings)]
 
 
 def status_text(rows: Iterable[tuple[str, str]]) -> str:

@@ -20,8 +20,8 @@ class _AlsoFive(CommandError):
 
 def test_the_table_is_derived_from_the_classes_sorted_with_one_row_per_status() -> None:
     rows = status_table([_AlsoFive, UsageError, _Broken, _AlsoFive])
-    assert rows == [("0", "done"), ("2", "a bad option or argument"), ("5", "something else broke; something broke")]
-    assert status_text(rows) == "exit statuses: 0 done; 2 a bad option or argument; 5 something else broke; something broke."
+    assert rows == [("0", "done"), ("2", "a bad option or argument"), ("5", "something else broke, or something broke")]
+    assert status_text(rows) == "exit statuses: 0 done; 2 a bad option or argument; 5 something else broke, or something broke."
 
 
 def test_a_usage_error_is_its_own_class_with_argparses_status() -> None:

@@ -152,7 +152,10 @@ RESULTS_FILE = "results.json"
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m helpers.workbook.executor OUT WORK [NOTEBOOK ...]``: :func:`execute_all`, its entries in ``OUT/results.json``."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.workbook.executor", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.workbook.executor",
+        description="Run the notebooks into OUT, their build folders under WORK/build, and write OUT/results.json (drift runs it in its own environment).",
+    )
     parser.add_argument("out", type=Path, help="where the executed notebooks and results.json go")
     parser.add_argument("work", type=Path, help="the notebooks' build folders go under WORK/build")
     parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
