@@ -66,3 +66,15 @@ def test_a_selector_that_matches_nothing_is_a_usage_error(capsys: pytest.Capture
     assert main(["course", "99"]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("python -m helpers.workbook: error: no notebook matches '99'; the notebooks are: 00_start_here, ")
+
+
+def test_translations_check_fails_while_a_message_needs_a_translator(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from helpers.workbook import translations
+
+    problem = translations.Problem(Path("notebooks/locales/zh_CN/LC_MESSAGES/01_global_step.po"), "The global step", "untranslated")
+    monkeypatch.setattr(translations, "problems", lambda files, check_terms: [problem])
+    assert main(["translations", "check", "--no-terms"]) == commands.TranslationsNeeded.exit_status == 1
+    out, err = capsys.readouterr()
+    assert 'untranslated: "The global step"' in out and err == "python -m helpers.workbook: error: 1 message(s) need a translator\n"
+    monkeypatch.setattr(translations, "problems", lambda files, check_terms: [])
+    assert main(["translations", "check"]) == 0

@@ -42,7 +42,19 @@ from helpers.workbook.lab import LabError, PortTaken, port_number
 class NotebooksFailed(CommandError):
     """A notebook failed (``run``, ``refresh``, ``configs``); each one is named with its cell above this line."""
 
-    meaning = "a notebook failed (run, refresh, configs), a translation needs a translator (translations), or the workbook drifted (drift)"
+    meaning = "a notebook failed (run, refresh, configs)"
+
+
+class TranslationsNeeded(CommandError):
+    """A message of the ``.po`` files needs a translator (``translations``); each one is listed above this line."""
+
+    meaning = "a message needs a translator (translations)"
+
+
+class Drifted(CommandError):
+    """The workbook drifted under the newest TensorFlow (``drift``): ``build/drift/report.md`` says where."""
+
+    meaning = "the workbook drifted (drift)"
 
 
 class EnvironmentFailed(CommandError):
@@ -53,7 +65,9 @@ class EnvironmentFailed(CommandError):
 
 
 #: Every error the commands turn into one line and an exit status; ``--help`` lists the statuses from them.
-ERRORS: tuple[type[CommandError], ...] = (NotebooksFailed, LabError, UsageError, ParameterError, PortTaken, EnvironmentFailed, BookError, CourseError)
+ERRORS: tuple[type[CommandError], ...] = (
+    NotebooksFailed, TranslationsNeeded, Drifted, LabError, UsageError, ParameterError, PortTaken, EnvironmentFailed, BookError, CourseError,
+)  # fmt: skip
 #: The exit statuses, derived from :data:`ERRORS` (``python -m helpers.workbook --help`` shows them).
 EXIT_STATUSES = status_table(ERRORS)
 
@@ -267,7 +281,7 @@ def translations_command(args: argparse.Namespace) -> int:
     count = len(catalogs.catalogs()) if files is None else len(files)
     print(f"{len(found)} problem(s) in {count} catalog(s)" + ("" if found else ": every message is translated and consistent"))
     if found:
-        raise NotebooksFailed(f"{len(found)} message(s) need a translator")
+        raise TranslationsNeeded(f"{len(found)} message(s) need a translator")
     return 0
 
 
@@ -289,7 +303,7 @@ def drift_command(args: argparse.Namespace) -> int:
     drifted = [entry["name"] for entry in document["notebooks"] if entry["verdict"] != "unchanged" or entry["new_warnings"]]
     failing_checks = [test for test, line in document["checks"].items() if "failed" in line or "error" in line]
     if drifted or failing_checks or document["api_changes"]:
-        raise NotebooksFailed(f"drifted: {', '.join([*drifted, *failing_checks, *document['api_changes']])}")
+        raise Drifted(f"drifted: {', '.join([*drifted, *failing_checks, *document['api_changes']])}")
     return 0
 
 
