@@ -7,7 +7,8 @@ how each chapter's run went) and runs ``sphinx-build`` once per language of
 ``<book>/zh_CN/``; ``<book>/index.html`` leads to the English edition. The configuration is
 ``book_sphinx/conf.py``; what depends on the build (run status, language switch, folded sections,
 footer) is :mod:`helpers.workbook.sphinx_ext`; translations are ``notebooks/locales/zh_CN/LC_MESSAGES/*.po``
-(:mod:`helpers.workbook.translations`). The previous book is replaced only once both editions are built.
+(:mod:`helpers.workbook.catalogs`). The previous book is replaced only once both editions are built. Reading the
+Markdown (headings, folded sections, README sections) is :mod:`helpers.workbook.markdown`'s job.
 """
 
 from __future__ import annotations

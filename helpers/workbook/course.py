@@ -63,7 +63,7 @@ LICENSE_CELL = (
 )
 
 
-class CourseError(CommandError):
+class CourseError(CommandError, RuntimeError):
     """An nbgrader command failed while the course was built or graded; the message ends with its output's last lines."""
 
     exit_status = 4
