@@ -62,18 +62,18 @@ bench: $(STAMP)
 
 # Not part of make test: builds a separate venv with the newest TensorFlow (the pinned .venv is untouched).
 drift: $(STAMP)
-	$(PY) -m helpers.workbook.drift $(ARGS)
+	$(PY) -m helpers.workbook drift $(ARGS)
 
 # Not part of make test:
 # every notebook in each kernel configuration, compared cell by cell with the stored outputs.
 configs: $(STAMP)
-	$(PY) -m helpers.workbook.configurations $(ARGS)
+	$(PY) -m helpers.workbook configs $(ARGS)
 
 book: $(STAMP)
 	$(PY) -m helpers.workbook book
 
 translations: $(STAMP)
-	$(PY) -m helpers.workbook.translations update
+	$(PY) -m helpers.workbook translations update
 
 lab: $(STAMP)
 	$(PY) -m helpers.workbook lab $(ARGS)

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.book
 
-Stages the sources as :func:`helpers.workbook.book.build` does, runs ``sphinx-build`` once per language
+Stages the sources as :func:`helpers.workbook.book.build_book` does, runs ``sphinx-build`` once per language
 (a fresh build each, as ``make book`` runs it), and prints one line per edition: its build time, its size
 on disk and its number of files, then the whole book's. Absolute numbers, on this machine, that day; the
 tests prove what the book holds, this only measures.
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from benchmarks.measure import machine
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import book, runner
-from helpers.workbook.sphinx_ext import LANGUAGES
+from helpers.workbook import book, executor
+from helpers.workbook.editions import LANGUAGES
 
 
 def size(folder: Path) -> tuple[int, int]:
@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="workbook-book-") as folder:
         root = Path(folder)
         started = time.perf_counter()
-        book.stage([book.Chapter(path) for path in runner.notebooks()], root / "sources", notebooks_dir=NOTEBOOKS_DIR)
-        print(f"stage the sources ({len(runner.notebooks())} chapters and 4 pages): {time.perf_counter() - started:.1f} s")
+        book.stage([book.Chapter(path) for path in executor.notebooks()], root / "sources", notebooks_dir=NOTEBOOKS_DIR)
+        print(f"stage the sources ({len(executor.notebooks())} chapters and 4 pages): {time.perf_counter() - started:.1f} s")
         print("| edition | build | size | files |\n|---|---|---|---|")
         total_seconds, total_bytes, total_files = 0.0, 0, 0
         for language, label, _ in LANGUAGES:

@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 
 from benchmarks.measure import machine
-from helpers.workbook import course, runner
-from helpers.workbook.exercises import find
+from helpers.workbook import course, executor
+from helpers.workbook.exercise_layout import find
 
 
 def answered_with_solutions(root: Path, student: str, chapter: Path) -> None:
@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.course", description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
     args = parser.parse_args(argv)
-    chapters = runner.select(runner.notebooks(), args.chapters)
+    chapters = executor.select(executor.notebooks(), args.chapters)
     print(machine())
     with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
         root = Path(folder) / "course"
         started = time.perf_counter()
-        course.build(chapters, root)
+        course.build_course(chapters, root)
         built = time.perf_counter() - started
         print(f"build the course ({len(chapters)} chapters): {built:.1f} s")
         rows = []

@@ -3,7 +3,7 @@
 The floor is a one-cell notebook that only quiets TensorFlow's logs and imports it: a kernel start,
 papermill's overhead and the TensorFlow import, which every chapter pays before its first line of
 teaching. Floor and notebook run alternately (the order rotates each repetition), each executed with
-:func:`helpers.workbook.runner.execute` as ``make run`` does. ``WORKBOOK_BUILD_DIR`` points at a scratch folder
+:func:`helpers.workbook.executor.execute` as ``make run`` does. ``WORKBOOK_BUILD_DIR`` points at a scratch folder
 during the section, so what the notebooks write lands there (removed at the end), not in ``build/``;
 the executed copies are kept in ``<out>/executed/`` for their per-cell timings.
 nbformat and papermill are imported when the section runs, so ``--help`` stays instant.
@@ -97,16 +97,16 @@ def dominant_cells(runs: list[list[dict[str, Any]]], count: int = DOMINANT_CELLS
 
 def targets(options: Options, scratch: Path) -> list[Path]:
     """The notebooks to time: the workbook's (``--notebooks`` selects), or with ``--quick`` one tiny generated notebook."""
-    from helpers.workbook import runner
+    from helpers.workbook import executor
 
     if options.quick:
         return [one_cell_notebook(scratch / "sources" / "00_tiny.ipynb", QUICK_NOTEBOOK_SOURCE)]
-    return runner.select(runner.notebooks(), list(options.notebooks) or None)
+    return executor.select(executor.notebooks(), list(options.notebooks) or None)
 
 
 def run(options: Options) -> list[Comparison]:
     """Time every selected notebook at its defaults and with ``FAST=True`` against the floor, alternately."""
-    from helpers.workbook import runner
+    from helpers.workbook import executor
 
     repeats = options.repeats_for(DEFAULT_REPEATS)
     executed_dir = options.out / "executed"
@@ -117,7 +117,7 @@ def run(options: Options) -> list[Comparison]:
         paths = targets(options, scratch)
 
         def floor_side() -> float:
-            result = runner.execute(floor, scratch / "floor-executed.ipynb", {}, progress=False, cwd=floor.parent)
+            result = executor.execute(floor, scratch / "floor-executed.ipynb", {}, progress=False, cwd=floor.parent)
             if not result.ok:
                 raise RuntimeError(f"the floor notebook failed: {result.failure}")
             return result.seconds
@@ -135,7 +135,7 @@ def run(options: Options) -> list[Comparison]:
                     path: Path = path, runs: list[list[dict[str, Any]]] = runs, failures: list[str] = failures, fast: bool = False
                 ) -> float:
                     output = executed_dir / (f"{path.stem}-fast.ipynb" if fast else path.name)
-                    result = runner.execute(path, output, {"FAST": True} if fast else {}, progress=False, cwd=path.parent)
+                    result = executor.execute(path, output, {"FAST": True} if fast else {}, progress=False, cwd=path.parent)
                     if not result.ok:
                         failures.append(result.failure)
                     if result.output.is_file() and not fast:

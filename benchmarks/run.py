@@ -74,10 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
     names = [name for name in SECTIONS if not args.only or name in args.only]
     if args.notebooks and not args.quick:
-        from helpers.workbook import runner
+        from helpers.workbook import executor
 
         try:
-            runner.select(runner.notebooks(), args.notebooks)
+            executor.select(executor.notebooks(), args.notebooks)
         except ValueError as error:
             parser.error(str(error))
     out = (args.out if args.out is not None else build_root() / "benchmarks").resolve()

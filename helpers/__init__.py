@@ -5,7 +5,7 @@ everything else: quiet logs and version checks (:mod:`helpers.environment`), see
 (:mod:`helpers.seeding`), the check of the notebook parameters (:mod:`helpers.parameters`), per-notebook build folders (:mod:`helpers.paths`), showing an
 expected error (:mod:`helpers.errors`), the bundled data (:mod:`helpers.data`), figures
 (:mod:`helpers.plots`) and the exercises' self-checks (:mod:`helpers.exercises`). The project's own
-machinery, which no chapter imports (the runner, ``make lab``, the book, the glossary's checks, the
+machinery, which no chapter imports (the executor, ``make lab``, the book, the glossary's checks, the
 exercises' layout, the drift guard), is the subpackage :mod:`helpers.workbook`.
 
 Importing this package never imports TensorFlow, so :func:`quiet_tensorflow_logs` can run

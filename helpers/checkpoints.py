@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ import keras
 import tensorflow as tf
 
 from helpers.errors import errno_of
-from helpers.paths import CHECKPOINT_PREFIX, TORN_SAVE, checkpoint_name, checkpoint_prefixes, display_path
+from helpers.paths import CHECKPOINT_PREFIX, TORN_SAVE, checkpoint_name, checkpoint_prefixes, display_path, remove
 
 
 class CheckpointError(RuntimeError):
@@ -217,7 +216,7 @@ class TrainingCheckpoint:
         for entry in self._entries():
             base = entry.name.split(".")[0]
             if TORN_SAVE.match(entry.name) or (base == prefix.name and not keep):
-                _remove(entry)
+                remove(entry)
 
     def _entries(self) -> list[Path]:
         return list(self.directory.iterdir()) if self.directory.is_dir() else []
@@ -244,7 +243,7 @@ class TrainingCheckpoint:
         for entry in self._entries():
             name = entry.name.split(".")[0].removesuffix("_temp")
             if (CHECKPOINT_PREFIX.match(name) and name not in kept) or TORN_SAVE.match(entry.name):
-                _remove(entry)
+                remove(entry)
 
     # -- restoring ------------------------------------------------------------------------
     def checkpoints(self) -> list[Path]:
@@ -308,14 +307,6 @@ class TrainingCheckpoint:
         if skipped or note:
             message += f" ({note}skipped damaged: {', '.join(skipped) or 'none'})"
         return RestoreInfo(self.step, str(chosen), message, tuple(skipped))
-
-
-def _remove(entry: Path) -> None:
-    """Remove a file or a folder, gone already or not."""
-    if entry.is_dir() and not entry.is_symlink():
-        shutil.rmtree(entry, ignore_errors=True)
-    else:
-        entry.unlink(missing_ok=True)
 
 
 def describe(prefix: str | Path) -> dict[str, tuple[int, ...]]:

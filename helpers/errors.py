@@ -46,8 +46,15 @@ class CaughtError:
 
     @property
     def first_line(self) -> str:
-        lines = [line for line in self.message.strip().splitlines() if line.strip()]
-        return lines[0].strip() if lines else ""
+        return first_line(self.message)
+
+
+def first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank, stripped (``""`` if none): where a message says what went wrong.
+
+    :func:`helpers.exercises.error_reason` finds the line of an error that carries a traceback in its message.
+    """
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 @contextmanager

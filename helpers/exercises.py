@@ -14,7 +14,7 @@ Every notebook ends with exercises laid out the same way (``tests/test_notebooks
 4. a markdown cell tagged ``solution``: a collapsed ``<details>`` block holding one fenced
    ``python`` block (the code that replaces the stub), and in its metadata, under ``exercise``, the
    classic wrong answers (each with the phrase the check's feedback must contain, naming its
-   mistake) and more right answers written differently (:mod:`helpers.workbook.exercises` defines
+   mistake) and more right answers written differently (:mod:`helpers.workbook.exercise_layout` defines
    the keys and validates them).
 
 :func:`check` never raises for the learner's mistakes: the stored notebook, ``make run``,
@@ -25,7 +25,7 @@ returned notebook (``make grade``), a hidden line after each check, which the st
 not hold, calls :func:`require_solved`: the same verdict then raises, with the "not yet" reason as
 its message, and nbgrader gives the exercise no points. Reading this layout in a
 notebook file (finding the exercises, validating their cells, the copy with every answer filled
-in) is the project's machinery, not the chapters': :mod:`helpers.workbook.exercises`.
+in) is the project's machinery, not the chapters': :mod:`helpers.workbook.exercise_layout`.
 """
 
 from __future__ import annotations

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from helpers.failures import UsageError
 from helpers.seeding import check_seed
 
 
-class ParameterError(ValueError):
+class ParameterError(UsageError):
     """A notebook parameter got a value it does not accept; the message names it and what it accepts."""
+
+    meaning = "a notebook parameter (-p) with a value the chapters refuse"
 
 
 @dataclass(frozen=True)

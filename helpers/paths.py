@@ -54,6 +54,16 @@ def run_dir(name: str, *, clean: bool = True) -> Path:
     return path
 
 
+def remove(path: Path, *, ignore_errors: bool = True) -> None:
+    """Remove a file or a folder (a symlink as a file), gone already or not; ``ignore_errors=False`` raises what stops it."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=ignore_errors)
+    elif ignore_errors:
+        path.unlink(missing_ok=True)
+    else:
+        path.unlink()
+
+
 def display_path(path: str | os.PathLike[str], *, keep_outside: bool = False) -> str:
     """A path as a reader should see it: relative to the build area's parent when inside the build area (so it
     reads ``build/...``), else relative to the repository when inside it.

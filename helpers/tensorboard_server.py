@@ -24,7 +24,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.ports import LOOPBACK, free_port
+from helpers.processes import Deadline, stop
 
 HOST = LOOPBACK
 #: How many characters of the server's stderr an error message quotes.
@@ -68,16 +68,6 @@ def _get(url: str, timeout: float) -> bytes:
 def _tail(path: Path) -> str:
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     return text[-STDERR_TAIL_CHARS:].strip() or "(empty)"
-
-
-def _stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=grace)
 
 
 @dataclass(frozen=True)
@@ -133,7 +123,7 @@ def serve_process(
         with open(stderr_path, "wb") as stderr, open(os.devnull, "wb") as devnull:
             process = subprocess.Popen(command, stdout=devnull, stderr=stderr, stdin=subprocess.DEVNULL)
             try:
-                deadline = time.monotonic() + timeout
+                deadline = Deadline(timeout)
                 while True:
                     if process.poll() is not None:
                         raise TensorBoardError(
@@ -144,14 +134,14 @@ def serve_process(
                         break
                     except (urllib.error.URLError, ConnectionError, TimeoutError):
                         pass
-                    if time.monotonic() > deadline:
+                    if deadline.passed():
                         raise TensorBoardError(
                             f"tensorboard did not answer on {base_url} within {timeout:g} s; its stderr ends with:\n{_tail(stderr_path)}"
                         )
-                    time.sleep(0.25)
+                    deadline.pause()
                 yield Server(base_url=base_url, pid=process.pid)
             finally:
-                _stop(process)
+                stop(process)
 
 
 def fetch_json(base_url: str, path: str, params: dict[str, str] | None = None, *, timeout: float = 10.0) -> object:
@@ -185,21 +175,21 @@ def poll_json(
     after that :class:`TensorBoardError` quotes the last answer. A server that is not there
     raises it at once. ``timeout`` bounds each request.
     """
-    deadline = time.monotonic() + wait
+    deadline = Deadline(wait)
     while True:
         try:
             answer = fetch_json(base_url, path, params, timeout=timeout)
         except TensorBoardError as exc:
             cause = exc.__cause__
-            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or time.monotonic() > deadline:
+            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or deadline.passed():
                 raise
             answer = None
         else:
             if ready(answer):
                 return answer
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TensorBoardError(f"GET {path}: no ready answer after {wait:g} s; the last one: {str(answer)[:300]}")
-        time.sleep(0.25)
+        deadline.pause()
 
 
 def wait_for_runs(base_url: str, runs: Sequence[str], *, timeout: float = 30.0) -> list[str]:
@@ -209,7 +199,7 @@ def wait_for_runs(base_url: str, runs: Sequence[str], *, timeout: float = 30.0) 
     ``/data/runs`` can be incomplete. Still missing after ``timeout`` seconds:
     :class:`TensorBoardError` naming them.
     """
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while True:
         listed = fetch_json(base_url, "/data/runs")
         if not isinstance(listed, list):
@@ -217,9 +207,9 @@ def wait_for_runs(base_url: str, runs: Sequence[str], *, timeout: float = 30.0) 
         missing = sorted(set(runs) - set(listed))
         if not missing:
             return sorted(listed)
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TensorBoardError(f"runs {missing} not listed by the server after {timeout:g} s (it lists {sorted(listed)})")
-        time.sleep(0.25)
+        deadline.pause()
 
 
 def fetch_scalars(
@@ -233,20 +223,20 @@ def fetch_scalars(
     :class:`TensorBoardError` is raised. A server that is not there raises it at once.
     ``timeout`` bounds each request.
     """
-    deadline = time.monotonic() + wait
+    deadline = Deadline(wait)
     while True:
         try:
             rows = fetch_json(base_url, "/data/plugin/scalars/scalars", {"run": run, "tag": tag}, timeout=timeout)
         except TensorBoardError as exc:
             cause = exc.__cause__
-            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or time.monotonic() > deadline:
+            if not (isinstance(cause, urllib.error.HTTPError) and cause.code in (400, 404)) or deadline.passed():
                 raise
-            time.sleep(0.25)
+            deadline.pause()
             continue
         if not isinstance(rows, list):
             raise TensorBoardError(f"unexpected answer for run {run!r}, tag {tag!r}: {str(rows)[:200]}")
         if len(rows) >= min_points:
             return [(float(wall_time), int(step), float(value)) for wall_time, step, value in rows]
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TensorBoardError(f"run {run!r}, tag {tag!r}: {len(rows)} points after {wait:g} s, expected at least {min_points}")
-        time.sleep(0.25)
+        deadline.pause()

@@ -2,7 +2,7 @@
 
 For each chapter ``notebooks/NN_name.ipynb`` and each entry of :data:`RUNS`, this plugin writes a prepared copy,
 ``build/test-runs/<run>/notebooks/NN_name.ipynb``: every exercise answered (the stored stub and check first, then
-each wrong and each right answer with the check and an assert on its verdict: :func:`helpers.workbook.exercises.with_answers`),
+each wrong and each right answer with the check and an assert on its verdict: :func:`helpers.workbook.exercise_layout.with_answers`),
 and the run's parameters injected by papermill's own ``parameterize_notebook``. nbval collects that copy and
 executes it in one kernel, started in the copy's folder with ``WORKBOOK_BUILD_DIR`` set to the run's own
 ``build/test-runs/<run>/build`` (and, for the other kernels, ``TF_ENABLE_ONEDNN_OPTS`` set to the opposite of
@@ -43,7 +43,7 @@ from nbval.plugin import IPyNbCell, IPyNbFile
 
 from helpers.environment import ONEDNN_VARIABLE
 from helpers.paths import NOTEBOOKS_DIR, build_root, repo_root
-from helpers.workbook import cache, exercises
+from helpers.workbook import cache, exercise_layout
 
 #: A chapter's notebook file, as the workbook names them.
 CHAPTER_GLOB = "[0-9][0-9]_*.ipynb"
@@ -85,7 +85,7 @@ def prepared(stored: Any, run: ChapterRun) -> Any:
     """The copy of ``stored`` that ``run`` executes: every exercise answered, the run's parameters injected by papermill."""
     from papermill.parameterize import parameterize_notebook
 
-    answered = exercises.with_answers(stored)
+    answered = exercise_layout.with_answers(stored)
     for cell in answered.cells:  # what papermill's own reader adds before it parameterizes a notebook
         cell.metadata.setdefault("tags", [])
     answered.metadata["papermill"] = nbformat.NotebookNode()

@@ -19,8 +19,8 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, build_root
 from helpers.ports import free_port
-from helpers.workbook import book, lab, runner
-from helpers.workbook.sphinx_ext import LANGUAGES
+from helpers.workbook import book, executor, lab
+from helpers.workbook.editions import LANGUAGES
 
 pytestmark = pytest.mark.process
 
@@ -91,7 +91,7 @@ _CJK = re.compile("[\u4e00-\u9fff]")
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The book's folder (its landing page is ``index.html``)."""
-    return book.build([book.Chapter(path) for path in runner.notebooks()], tmp_path_factory.mktemp("book") / "book", notebooks_dir=NOTEBOOKS_DIR).parent
+    return book.build_book([book.Chapter(path) for path in executor.notebooks()], tmp_path_factory.mktemp("book") / "book", notebooks_dir=NOTEBOOKS_DIR).parent
 
 
 #: Where a request may go: a local file, data in the page, or the browser's own pages (its new-tab page loads lazily).

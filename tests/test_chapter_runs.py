@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, repo_root
-from helpers.workbook import cache, exercises
+from helpers.workbook import cache, exercise_layout
 from tests.chapter_runs import RUNS, ChapterRun, prepared, validation_key
 
 CHAPTER = NOTEBOOKS_DIR / "03_gradient_clipping.ipynb"
@@ -37,10 +37,10 @@ def test_the_copy_keeps_every_stored_cell_injects_the_run_and_adds_the_answers_u
     copy = prepared(stored, run)
     injected = [cell for cell in copy.cells if "injected-parameters" in _tags(cell)]
     assert len(injected) == 1 and all(f"{name} = {value!r}" in injected[0].source for name, value in run.parameters.items())
-    added = [cell for cell in copy.cells if exercises.ANSWER_TAG in _tags(cell) and cell not in stored.cells]
+    added = [cell for cell in copy.cells if exercise_layout.ANSWER_TAG in _tags(cell) and cell not in stored.cells]
     kept = [cell for cell in copy.cells if cell not in injected and cell not in added]
     assert kept == stored.cells, "every stored cell, with its outputs, in its order"
-    found = exercises.find(stored)
+    found = exercise_layout.find(stored)
     answers = sum(len(exercise.wrong_answers) + len(exercise.right_answers) for exercise in found)
     assert len(added) == 3 * answers, "an answer, the check and an assert on its verdict, for each answer"
     for exercise in found:  # the untouched stub and its check come first, then the answers

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import keras
@@ -24,6 +23,7 @@ from helpers.checkpoints import (
     describe,
     seed_generator_states,
 )
+from helpers.processes import Deadline
 
 STEPS = 6
 
@@ -273,11 +273,11 @@ def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         folder = tmp_path / "ckpt"
-        deadline = time.monotonic() + 120
+        deadline = Deadline(120)
         # The published latest (the state file), not the files: a save in progress writes its
         # files before publishing them, and a kill in between rightly leaves the previous one.
-        while _published_step(folder) < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        while _published_step(folder) < 5 and not deadline.passed():
+            deadline.pause(0.05)
         os.kill(process.pid, signal.SIGKILL)  # wherever it is: often in the middle of a save
     finally:
         process.kill()

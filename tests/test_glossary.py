@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import anchors, runner
+from helpers.workbook import executor
 from helpers.workbook.glossary import API_NAME, COLUMNS, COMPAT_V1, GONE, Term, api_names, chinese_items, resolve, rows, terms
+from tests import anchors
 
 API_ITEM = re.compile(API_NAME.pattern + r"$")
 SEEDS = {"000", "001", "003"}
@@ -41,9 +42,9 @@ def _anchors(notebook: Path) -> frozenset[str]:
 
 
 def test_the_table_has_rows_from_every_chapter() -> None:
-    chapters = {target[:2] for _, cells in ROWS for target in anchors.link_targets(cells[3])}
+    chapters = {target[:2] for _, cells in ROWS for target in anchors.rendered_link_targets(cells[3])}
     assert len(ROWS) >= 30, f"only {len(ROWS)} rows"
-    every = {path.stem[:2] for path in runner.notebooks()}
+    every = {path.stem[:2] for path in executor.notebooks()}
     assert chapters >= every, f"no row links to chapters {sorted(every - chapters)}"
 
 
@@ -211,7 +212,7 @@ def test_every_api_name_is_true_to_the_pinned_versions(row: tuple[int, list[str]
 @pytest.mark.parametrize("row", ROWS, ids=_row_id)
 def test_every_link_lands_on_a_heading(row: tuple[int, list[str]]) -> None:
     where = _row_id(row)
-    targets = anchors.link_targets(row[1][3])
+    targets = anchors.rendered_link_targets(row[1][3])
     assert targets, f"{where}: no link to a chapter section"
     for target in targets:
         name, _, anchor = target.partition("#")
@@ -234,6 +235,6 @@ def test_current_api_status_in_the_pinned_versions() -> None:
 def test_resolve() -> None:
     """The resolver itself: attributes, class attributes, private modules, and names that are not there."""
     assert resolve("tf.train.Checkpoint") and resolve("keras.optimizers.Optimizer.iterations")
-    assert resolve("tensorflow.python.ops.gradient_checker.compute_gradient") and resolve("helpers.workbook.anchors.link_targets")
+    assert resolve("tensorflow.python.ops.gradient_checker.compute_gradient") and resolve("helpers.workbook.anchors.jupyter_anchor")
     assert not resolve("tf.train.no_such_name") and not resolve("tf.no_such_module.Checkpoint")
     assert not resolve("tensorflow.python.no_such_module.x") and not resolve("no_such_package.x")

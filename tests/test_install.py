@@ -39,7 +39,7 @@ def test_pip_install_dot_gives_the_command_and_the_chapters_imports(tmp_path: Pa
     code = (
         "import helpers, pathlib\n"
         "from helpers import data, exercises, plots, train as training\n"
-        "from helpers.workbook import book, runner\n"
+        "from helpers.workbook import book, executor\n"
         "from helpers.workbook.drift import compare\n"
         "installed = pathlib.Path(helpers.__file__).parent\n"
         f"assert installed.is_relative_to({str(site_packages)!r}), installed\n"

@@ -7,7 +7,6 @@ import json
 import os
 import secrets
 import socket
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -17,7 +16,8 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.ports import free_port
-from helpers.workbook import lab, runner
+from helpers.processes import Deadline
+from helpers.workbook import executor, lab
 from helpers.workbook.__main__ import main
 
 
@@ -40,9 +40,9 @@ def run_in_kernel(port: int, token: str, kernel_id: str, code: str, timeout: flo
         content = {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
         channel.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content, "channel": "shell", "buffers": []}))
         printed, status, idle = [], None, False
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while status is None or not idle:
-            assert time.monotonic() < deadline, "the kernel did not answer in time"
+            assert not deadline.passed(), "the kernel did not answer in time"
             message = json.loads(channel.recv())
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
@@ -105,7 +105,7 @@ def test_the_chinese_lab_opens_in_its_own_folder_with_the_zh_cn_locale(tmp_path:
     before = {path: path.stat().st_mtime_ns for path in NOTEBOOKS_DIR.rglob("*") if path.is_file()}
     root = lab.prepare_translated("zh_CN")
     assert root == tmp_path / "build" / "lab-zh_CN"
-    assert sorted(path.name for path in (root / "notebooks").glob("*.ipynb")) == sorted(path.name for path in runner.notebooks())
+    assert sorted(path.name for path in (root / "notebooks").glob("*.ipynb")) == sorted(path.name for path in executor.notebooks())
     overrides = json.loads((root / "jupyter-config" / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
     assert overrides["@jupyterlab/translation-extension:plugin"] == {"locale": "zh_CN"}
     assert str(root / "jupyter-config") in lab.lab_environment("zh_CN")["JUPYTER_CONFIG_PATH"].split(os.pathsep)
@@ -118,7 +118,7 @@ def test_jupyterlab_lists_the_workbook_and_runs_helpers_and_tensorflow_in_a_kern
     with lab.lab_server(port, token) as base:
         status, listing = get(f"{base}/api/contents/notebooks?token={token}")
         names = {entry["name"] for entry in json.loads(listing)["content"]}
-        assert status == 200 and {path.name for path in runner.notebooks()} <= names
+        assert status == 200 and {path.name for path in executor.notebooks()} <= names
         assert get(f"{base}/api/contents/notebooks")[0] == 403, "a request without the token must be refused"
         status, page = get(f"{base}/lab?token={token}")
         page_config = json.loads(page.split('id="jupyter-config-data" type="application/json">', 1)[1].split("</script>", 1)[0])
@@ -176,11 +176,11 @@ def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_a
         for info in started:  # the magic's TensorBoard outlives the kernel: stop it by its process id
             os.kill(info.pid, signal.SIGTERM)
     for info in started:
-        deadline = time.monotonic() + 30
+        deadline = Deadline(30)
         while True:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{info.port}/data/runs", timeout=2)
             except (urllib.error.URLError, ConnectionError):
                 break
-            assert time.monotonic() < deadline, "TensorBoard still answers after SIGTERM"
-            time.sleep(0.2)
+            assert not deadline.passed(), "TensorBoard still answers after SIGTERM"
+            deadline.pause(0.2)

@@ -1,4 +1,4 @@
-"""The layers of helpers/ (helpers.workbook.layers): plumbing < technique < trainer, the machinery apart, checked on
+"""The layers of helpers/ (tests/layers.py): plumbing < technique < trainer, the machinery apart, checked on
 the code's own imports; and the check itself, on small trees that break each rule."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.paths import repo_root
-from helpers.workbook import layers
+from tests import layers
 
 
 def test_the_layers_hold_in_this_repository() -> None:
@@ -34,7 +34,7 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         ({"helpers/paths.py": "from helpers import clipping\n"}, "helpers.paths (plumbing) imports helpers.clipping (technique)"),
         ({"helpers/data.py": "def f():\n    from helpers.train.cli import main\n"}, "helpers.data (plumbing) imports helpers.train.cli.main (trainer)"),
         ({"helpers/checkpoints.py": "import helpers.train\n"}, "helpers.checkpoints (technique) imports helpers.train (trainer)"),
-        ({"helpers/train/run.py": "from helpers.workbook import runner\n"}, "helpers.train.run (trainer) imports helpers.workbook.runner (machinery)"),
+        ({"helpers/train/run.py": "from helpers.workbook import executor\n"}, "helpers.train.run (trainer) imports helpers.workbook.executor (machinery)"),
         ({"helpers/logs.py": "import nbformat\n"}, "helpers.logs (plumbing) imports nbformat"),
         ({"helpers/train/cli.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from papermill import execute_notebook\n"}, "imports papermill"),
     ],
@@ -49,7 +49,7 @@ def test_what_the_rule_allows(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {
         "helpers/schedules.py": "from helpers.plots import plot_curves\n",  # technique -> plumbing
         "helpers/train/parts.py": "from helpers.checkpoints import TrainingCheckpoint\nfrom helpers import data\n",  # trainer -> below
-        "helpers/workbook/runner.py": "import papermill\nfrom helpers import train\n",  # the machinery may use anything
+        "helpers/workbook/executor.py": "import papermill\nfrom helpers import train\n",  # the machinery may use anything
         "helpers/train/cli.py": "from helpers.train.run import train\nimport tensorflow\n",  # within a layer, and outside helpers/
     })
     assert layers.violations(root) == []

@@ -14,11 +14,11 @@ import nbformat
 import pytest
 
 from helpers.parameters import PARAMETERS, check_parameters
-from helpers.workbook import exercises, runner
+from helpers.workbook import executor, exercise_layout
 from helpers.workbook.cache import notebook_parameters
 from tests.chapter_runs import RUNS
 
-NOTEBOOKS = runner.notebooks()
+NOTEBOOKS = executor.notebooks()
 MAX_NOTEBOOK_BYTES = 1_500_000  # figures are PNG; a notebook past this stores too much
 MIN_EXERCISES = 2
 #: The line every setup cell runs right after `import helpers`, before TensorFlow loads (helpers.parameters).
@@ -88,7 +88,7 @@ def test_notebook_hygiene(path: Path) -> None:
 def test_exercises_are_stored_unsolved(path: Path) -> None:
     """The reader gets the task, not the answer: stubs unsolved, solutions collapsed below the check."""
     notebook = nbformat.read(path, as_version=4)
-    found = exercises.find(notebook)  # raises ExerciseLayoutError naming the cell that breaks the layout
+    found = exercise_layout.find(notebook)  # raises ExerciseLayoutError naming the cell that breaks the layout
     assert len(found) >= MIN_EXERCISES, f"{path.stem} has {len(found)} exercises"
     for exercise in found:
         task = notebook.cells[exercise.stub - 1]

@@ -21,9 +21,9 @@ from papermill.parameterize import parameterize_notebook
 
 from helpers import ParameterError, check_parameters
 from helpers.parameters import PARAMETERS
-from helpers.workbook import runner
+from helpers.workbook import executor
 
-NOTEBOOKS = runner.notebooks()
+NOTEBOOKS = executor.notebooks()
 #: For each notebook parameter, a value of the wrong type as papermill's CLI passes it (``-p FAST no``, ``-p SEED abc``).
 WRONG_TYPE = {"SEED": "abc", "FAST": "no"}
 #: Values the chapters must accept (the defaults and the test suite's other run).

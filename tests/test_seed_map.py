@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import anchors
+from tests import anchors
 
 SEED_MAP = NOTEBOOKS_DIR / "seed_map.md"
 #: The verdicts an entry may give, as the first words of its verdict column.
@@ -34,11 +34,11 @@ def test_every_entry_has_a_verdict_and_a_link_to_a_notebook() -> None:
     for row in _rows():
         entry = f"{row['seed']}.{row['number']}"
         assert row["verdict"].strip().startswith(VERDICTS), f"{entry}: verdict {row['verdict']!r}"
-        targets = anchors.link_targets(row["where"])
+        targets = anchors.rendered_link_targets(row["where"])
         assert targets and all(".ipynb#" in target for target in targets), f"{entry}: no link to a notebook section"
 
 
-@pytest.mark.parametrize("target", sorted(set(anchors.link_targets(SEED_MAP.read_text(encoding="utf-8")))))
+@pytest.mark.parametrize("target", sorted(set(anchors.rendered_link_targets(SEED_MAP.read_text(encoding="utf-8")))))
 def test_every_link_resolves_to_a_heading(target: str) -> None:
     name, _, anchor = target.partition("#")
     notebook = NOTEBOOKS_DIR / name

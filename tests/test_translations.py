@@ -1,4 +1,4 @@
-"""helpers.workbook.translations: the zh_CN catalogs are complete, consistent with their English, and cannot go stale silently."""
+"""helpers.workbook.translations, .catalogs, .translated_copies: the zh_CN catalogs are complete, consistent with the English, and cannot go stale silently."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import glossary, runner, translations
+from helpers.workbook import catalogs, executor, glossary, translated_copies, translations
+from helpers.workbook.editions import TRANSLATIONS_DIR
 
-CATALOGS = translations.catalogs()
+CATALOGS = catalogs.catalogs()
 
 
 def test_there_is_one_catalog_per_page_of_the_book() -> None:
-    pages = {path.stem for path in runner.notebooks()} | {"index", "seed_map", "glossary", "teaching"}
+    pages = {path.stem for path in executor.notebooks()} | {"index", "seed_map", "glossary", "teaching"}
     assert {path.stem for path in CATALOGS} == pages
 
 
@@ -92,7 +93,7 @@ def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_
         write_po(handle, template)
     command = [sys.executable, "-m", "sphinx_intl", "update", "-p", str(tmp_path / "pot"), "-l", "zh_CN", "-d", str(locales), "-w", "0"]
     subprocess.run(command, check=True, capture_output=True)
-    found = translations.problems(translations.catalogs(locales=locales), check_terms=False)
+    found = translations.problems(catalogs.catalogs(locales=locales), check_terms=False)
     assert [(problem.msgid, problem.reason.split(":")[0]) for problem in found] == [(new, "fuzzy"), (new, "number 25 changed or missing")]
     assert "05_checkpoints.po" in str(found[0]) and "every 25 steps" in str(found[0])
 
@@ -101,15 +102,15 @@ def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_
 def test_the_catalogs_hold_exactly_the_messages_of_todays_english(tmp_path: Path) -> None:
     """An English edit not yet merged into the .po files (make translations) fails here, naming the new or changed message."""
     locales = tmp_path / "locales"
-    shutil.copytree(translations.LOCALES, locales)
-    translations.update(locales)
-    before = {path.name: translations.read(path) for path in CATALOGS}
-    for path in translations.catalogs(locales=locales):
-        catalog = translations.read(path)
+    shutil.copytree(TRANSLATIONS_DIR, locales)
+    catalogs.update(locales)
+    before = {path.name: catalogs.read(path) for path in CATALOGS}
+    for path in catalogs.catalogs(locales=locales):
+        catalog = catalogs.read(path)
         assert path.name in before, f"{path.name}: a page with no catalog yet (make translations)"
         stale = sorted({str(message.id) for message in catalog if message.id} ^ {str(message.id) for message in before[path.name] if message.id})
         assert not stale, f"{path.name}: messages differ from today's English (make translations, then translate): {stale[:5]}"
-    assert len(translations.catalogs(locales=locales)) == len(CATALOGS)
+    assert len(catalogs.catalogs(locales=locales)) == len(CATALOGS)
 
 
 @pytest.mark.parametrize(
@@ -128,23 +129,23 @@ def test_the_catalogs_hold_exactly_the_messages_of_todays_english(tmp_path: Path
     ],
 )
 def test_translate_markdown_replaces_whole_messages_outside_code(source: str, messages: dict[str, str], expected: str) -> None:
-    assert translations.translate_markdown(source, messages)[0] == expected
+    assert translated_copies.translate_markdown(source, messages)[0] == expected
 
 
-@pytest.mark.parametrize("path", runner.notebooks(), ids=[path.stem for path in runner.notebooks()])
+@pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
 def test_a_translated_copy_has_every_message_translated_and_the_code_and_outputs_as_stored(path: Path) -> None:
     """``make lab ARGS="--lang zh_CN"`` opens these copies: every translated message found in the notebook, code cells untouched."""
-    translated, unused = translations.translate_notebook(path)
+    translated, unused = translated_copies.translate_notebook(path)
     stored = nbformat.read(path, as_version=4)
     assert not unused, f"messages of {path.stem}.po found in no markdown cell: {sorted(unused)[:3]}"
     assert [cell for cell in translated.cells if cell.cell_type == "code"] == [cell for cell in stored.cells if cell.cell_type == "code"]
     assert [cell.id for cell in translated.cells] == [cell.id for cell in stored.cells]
-    if translations.translated_messages(path.stem):
+    if translated_copies.translated_messages(path.stem):
         assert translated.cells[0].source != stored.cells[0].source  # the title is translated
 
 
 def test_translated_copies_are_built_into_their_own_folder(tmp_path: Path) -> None:
-    written = translations.build_translated_copies(tmp_path / "zh_CN")
-    assert [path.name for path in written] == [path.name for path in runner.notebooks()]
+    written = translated_copies.build_translated_copies(tmp_path / "zh_CN")
+    assert [path.name for path in written] == [path.name for path in executor.notebooks()]
     assert (tmp_path / "zh_CN" / "glossary.md").is_file() and (tmp_path / "zh_CN" / "seed_map.md").is_file()
     assert all(path.parent == tmp_path / "zh_CN" for path in written) and NOTEBOOKS_DIR not in [path.parent for path in written]

@@ -13,8 +13,9 @@ import nbformat
 import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
-from helpers.workbook import book, runner, translations
-from helpers.workbook.sphinx_ext import LANGUAGES, text
+from helpers.workbook import book, executor, translated_copies
+from helpers.workbook.editions import FOLDED, LANGUAGES, text
+from helpers.workbook.markdown import folded_sections, readme_section
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
@@ -25,9 +26,9 @@ LOCAL_LINK = re.compile(r'(?:href|src)="(?!https?:|mailto:|#|data:)([^"#?]+)(?:\
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The whole book from the stored notebooks, as ``make run`` builds it: the last chapter's run failed."""
     out = tmp_path_factory.mktemp("book") / "book"
-    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in runner.notebooks()]
+    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in executor.notebooks()]
     chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
-    index = book.build(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
+    index = book.build_book(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
     assert index == out / "index.html"
     return out
 
@@ -57,12 +58,12 @@ def _pages(edition: Path) -> list[Path]:
 def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path, language: str) -> None:
     index = (built / language / "index.html").read_text(encoding="utf-8")
     table = index[index.index('class="workbook-chapters'):index.index("</table>")]
-    assert re.findall(r'href="(\d{2}_\w+\.html)"', table) == [f"{path.stem}.html" for path in runner.notebooks()]
+    assert re.findall(r'href="(\d{2}_\w+\.html)"', table) == [f"{path.stem}.html" for path in executor.notebooks()]
     for page, shown in re.findall(r'href="(\d{2}_\w+\.html)">(.*?)</a>', table):  # each title whole, code spans included
         heading = re.search(r"<h1>(.*?)<a class=\"headerlink\"", _article(built / language / page), re.DOTALL)
         assert heading and _plain(shown) == _plain(heading.group(1)), (page, _plain(shown))
     ok, failed = text(language, "ok", seconds=1.5), text(language, "failed", seconds=2.0)
-    assert table.count(ok) == len(runner.notebooks()) - 1 and table.count(failed) == 1
+    assert table.count(ok) == len(executor.notebooks()) - 1 and table.count(failed) == 1
     others = re.findall(r'href="(\w+)\.html"', index[index.index("workbook-other-pages"):])
     assert others[:3] == ["seed_map", "glossary", "teaching"]
 
@@ -79,7 +80,7 @@ def test_the_landing_page_leads_to_the_english_edition_and_links_both(built: Pat
 def test_pages_are_complete_offline_and_every_link_resolves(built: Path, language: str) -> None:
     edition = built / language
     pages = _pages(edition)
-    expected = {f"{path.stem}.html" for path in runner.notebooks()} | {"index.html", "seed_map.html", "glossary.html", "teaching.html"}
+    expected = {f"{path.stem}.html" for path in executor.notebooks()} | {"index.html", "seed_map.html", "glossary.html", "teaching.html"}
     assert {page.name for page in pages} == expected
     for page in pages + [edition / "search.html"]:
         content = page.read_text(encoding="utf-8")
@@ -136,7 +137,7 @@ def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book
 
 @pytest.mark.process  # sphinx-build, once per language
 def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outputs(built: Path) -> None:
-    messages = translations.translated_messages("04_learning_rate_schedules")
+    messages = translated_copies.translated_messages("04_learning_rate_schedules")
     title = "04 · Learning-rate schedules"
     english, chinese = ((built / language / "04_learning_rate_schedules.html").read_text(encoding="utf-8") for language in EDITIONS)
     if title in messages:
@@ -178,20 +179,20 @@ def _folding_notebook() -> nbformat.NotebookNode:
     cells = [
         nbformat.v4.new_markdown_cell("## The rule"),
         nbformat.v4.new_code_cell("rule_value = 1"),
-        nbformat.v4.new_markdown_cell("### History: how it was", metadata={book.FOLDED: True}),
+        nbformat.v4.new_markdown_cell("### History: how it was", metadata={FOLDED: True}),
         nbformat.v4.new_code_cell("history_value = 1"),
         nbformat.v4.new_markdown_cell("```\n## not a heading\n```"),
-        nbformat.v4.new_markdown_cell("#### Deeper", metadata={book.FOLDED: True}),
+        nbformat.v4.new_markdown_cell("#### Deeper", metadata={FOLDED: True}),
         nbformat.v4.new_code_cell("deeper_value = 1"),
         nbformat.v4.new_markdown_cell("### Back to the rule\n\ntext"),
-        nbformat.v4.new_markdown_cell("## Empty fold", metadata={book.FOLDED: True}),
+        nbformat.v4.new_markdown_cell("## Empty fold", metadata={FOLDED: True}),
         nbformat.v4.new_markdown_cell("## Next"),
     ]
     return nbformat.v4.new_notebook(cells=cells, metadata=PYTHON)
 
 
 def test_a_folded_heading_folds_its_section_up_to_the_next_heading_of_its_level() -> None:
-    assert book.folded_sections(_folding_notebook()) == [(3, 6), (6, 6)]
+    assert folded_sections(_folding_notebook()) == [(3, 6), (6, 6)]
 
 
 @pytest.mark.process  # sphinx-build, once per language
@@ -201,7 +202,7 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Pa
     (tmp_path / "notebooks").mkdir()
     nbformat.write(notebook, tmp_path / "notebooks" / "00_fold.ipynb")
     out = tmp_path / "book"
-    book.build([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
+    book.build_book([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
     for language in EDITIONS:
         page = _article(out / language / "00_fold.html")
         folded = re.findall(r'<details class="workbook-fold"><summary>([^<]*)</summary>', page)
@@ -211,11 +212,11 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Pa
         assert page.index('id="history-how-it-was"') < opened < page.index('id="deeper"')  # the heading itself stays in sight
 
 
-@pytest.mark.parametrize("path", runner.notebooks(), ids=[path.stem for path in runner.notebooks()])
+@pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
 def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
-    headings = [index for index, cell in enumerate(notebook.cells) if cell.metadata.get(book.FOLDED)]
-    assert sorted(first - 1 for first, _ in book.folded_sections(notebook)) == headings, "a folded heading with no cells under it"
+    headings = [index for index, cell in enumerate(notebook.cells) if cell.metadata.get(FOLDED)]
+    assert sorted(first - 1 for first, _ in folded_sections(notebook)) == headings, "a folded heading with no cells under it"
 
 
 def _tiny_chapters(notebooks: Path) -> list[Path]:
@@ -226,7 +227,7 @@ def _tiny_chapters(notebooks: Path) -> list[Path]:
         code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
         cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nWhat {name} teaches."), code]
         nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=PYTHON), notebooks / f"{name}.ipynb")
-    return runner.notebooks(notebooks)
+    return executor.notebooks(notebooks)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -244,7 +245,7 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / "index.html").write_text("half a book")
     paths = _tiny_chapters(tmp_path / "notebooks")
-    index = book.build([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
+    index = book.build_book([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
     pages = ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
     assert index == out / "index.html" and not (out / "99_removed_chapter.html").exists()
     for language in EDITIONS:
@@ -260,11 +261,11 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A notebook truncated to invalid JSON: ``book`` exits 3 with one line naming it; ``build/book`` is the previous book."""
-    from helpers.workbook.__main__ import BOOK_EXIT_CODE, main
+    from helpers.workbook.__main__ import main
 
     notebooks = tmp_path / "notebooks"
     paths = _tiny_chapters(notebooks)
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setattr(executor, "NOTEBOOKS_DIR", notebooks)
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     assert main(["book"]) == 0
     previous = _files(tmp_path / "build" / "book")
@@ -272,7 +273,7 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
 
     damaged = paths[1]
     damaged.write_text(damaged.read_text(encoding="utf-8")[:200], encoding="utf-8")  # what an editor killed mid-save leaves
-    assert main(["book"]) == BOOK_EXIT_CODE == 3
+    assert main(["book"]) == book.BookError.exit_status == 3
     out, err = capsys.readouterr()
     [line] = err.splitlines()
     assert "usage:" not in err and out == ""
@@ -285,13 +286,13 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
 def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tmp_path: Path) -> None:
     """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
     out = tmp_path / "book"
-    book.build([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
+    book.build_book([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
     page = _article(out / "en" / "teaching.html")
     assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
-    assert "## The capstone command" not in book.readme_section("Teaching a course (nbgrader)")
+    assert "## The capstone command" not in readme_section("Teaching a course (nbgrader)")
     assert 'href="teaching.html"' in (out / "en" / "index.html").read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="no section '## Nowhere'"):
-        book.readme_section("Nowhere")
+        readme_section("Nowhere")
 
 
 @pytest.mark.process  # sphinx-build, once per language
@@ -302,5 +303,5 @@ def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(tmp_path: Pat
     notebook.cells[0].source += "\n\nSee [the first chapter](00_first.ipynb#No-such-heading)."
     nbformat.write(notebook, paths[1])
     with pytest.raises(book.BookError, match=r"01_second.*No-such-heading"):
-        book.build([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
+        book.build_book([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
     assert not (tmp_path / "book").exists()

@@ -56,12 +56,12 @@ def test_the_key_ignores_outputs_and_counts_but_not_the_source_the_parameters_or
 
 
 def test_the_code_files_are_the_chapters_imports_the_machinery_the_data_and_the_pins(tmp_path: Path) -> None:
-    for name in ("helpers/__init__.py", "helpers/train/step.py", "helpers/workbook/runner.py", "helpers/workbook/course.py", "data/digits.npz"):
+    for name in ("helpers/__init__.py", "helpers/train/step.py", "helpers/workbook/executor.py", "helpers/workbook/course.py", "data/digits.npz"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(b"x")
     (tmp_path / "requirements.txt").write_text("tensorflow==2.21.0\n")
     found = [path.relative_to(tmp_path).as_posix() for path in cache.code_files(tmp_path)]
-    assert found == ["data/digits.npz", "helpers/__init__.py", "helpers/train/step.py", "helpers/workbook/runner.py", "requirements.txt"]
+    assert found == ["data/digits.npz", "helpers/__init__.py", "helpers/train/step.py", "helpers/workbook/executor.py", "requirements.txt"]
 
 
 def test_every_code_file_of_the_repository_is_in_the_environment_digest() -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from helpers.environment import ONEDNN_VARIABLE
 from helpers.workbook import configurations
+from helpers.workbook.commands import main
 from helpers.workbook.drift.compare import CellChange, NotebookDrift
 
 
@@ -18,15 +19,13 @@ def test_both_kernel_families_are_configured_by_the_one_variable() -> None:
 def test_an_unknown_configuration_is_refused_naming_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="no configuration 'gpu'; known: onednn-off, onednn-on"):
         configurations.configuration("gpu")
-    with pytest.raises(SystemExit) as stopped:
-        configurations.main(["gpu"])
-    assert stopped.value.code == 2 and "no configuration 'gpu'" in capsys.readouterr().err
+    assert main(["configs", "gpu"]) == 2
+    assert capsys.readouterr().err == "python -m helpers.workbook: error: no configuration 'gpu'; known: onednn-off, onednn-on\n"
 
 
 def test_a_bad_only_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as stopped:
-        configurations.main(["onednn-on", "--only", "99"])
-    assert stopped.value.code == 2 and "no notebook matches '99'" in capsys.readouterr().err
+    assert main(["configs", "onednn-on", "--only", "99"]) == 2
+    assert "no notebook matches '99'" in capsys.readouterr().err
 
 
 def test_the_report_names_the_variables_what_tensorflow_said_and_each_change() -> None:
@@ -35,7 +34,7 @@ def test_the_report_names_the_variables_what_tensorflow_said_and_each_change() -
         NotebookDrift(name="06_tensorboard", ran=True, changed=[CellChange(12, "print(kernels)", ["-MatMul", "+_MklMatMul"])], seconds=20.0),
         NotebookDrift(name="10_inside_fit", ran=False, failure="cell 30 `assert stopped`: AssertionError: ", failed_assert=True, seconds=9.0),
     ]
-    report = configurations.markdown_report([(entry, True, drifts)], "python -m helpers.workbook.configurations onednn-on")
+    report = configurations.markdown_report([(entry, True, drifts)], "python -m helpers.workbook configs onednn-on")
     assert "`TF_ENABLE_ONEDNN_OPTS=1`; TensorFlow reports oneDNN kernels on." in report
     assert "Every notebook ran: no, 10_inside_fit failed." in report
     assert "| 06_tensorboard | 1 cell(s) changed | 1 | 0 | 20.0 s |" in report

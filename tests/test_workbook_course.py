@@ -16,8 +16,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from helpers.workbook import course, runner
-from helpers.workbook.exercises import Exercise, find
+from helpers.workbook import course, executor
+from helpers.workbook.exercise_layout import Exercise, find
 
 #: The chapter the grading tests return: three exercises, one of each kind of answer (values, a train step, a function).
 CHAPTER = "03_gradient_clipping"
@@ -26,7 +26,7 @@ TIMEOUT = 40
 
 
 def chapter_path(name: str) -> Path:
-    [path] = [path for path in runner.notebooks() if path.stem == name]
+    [path] = [path for path in executor.notebooks() if path.stem == name]
     return path
 
 
@@ -86,8 +86,8 @@ def _digests(root: Path) -> dict[str, str]:
 
 @pytest.mark.process
 def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_files_twice(tmp_path: Path) -> None:
-    root = course.build(runner.notebooks(), tmp_path / "course")
-    chapters = runner.notebooks()
+    root = course.build_course(executor.notebooks(), tmp_path / "course")
+    chapters = executor.notebooks()
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
     for path in chapters:  # each chapter goes out with the licences its last cell links to
         assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(["LICENSE", "LICENSE-docs", path.name])
@@ -105,7 +105,7 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
         kept = [cell.outputs for cell in released.cells if cell.cell_type == "code"]
         assert kept == stored  # the chapter's outputs, as stored (a solution cell is markdown: no output is lost)
     before = {name: digest for name, digest in _digests(root).items() if not name.endswith(".db")}
-    course.build(runner.notebooks(), root)
+    course.build_course(executor.notebooks(), root)
     assert {name: digest for name, digest in _digests(root).items() if not name.endswith(".db")} == before
 
 
@@ -134,7 +134,7 @@ def _returned(root: Path, student: str, edit: Any) -> None:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
-    root = course.build([chapter_path(CHAPTER)], tmp_path_factory.mktemp("grading") / "course")
+    root = course.build_course([chapter_path(CHAPTER)], tmp_path_factory.mktemp("grading") / "course")
     exercises = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
     solutions = {exercise.number: exercise.solution_code for exercise in exercises}
     wrong_odd = {exercise.number: exercise.wrong_answers[0].code if exercise.number % 2 else exercise.other_right_answers[0] for exercise in exercises}
@@ -202,7 +202,7 @@ def test_the_formgrader_and_the_assignment_list_of_the_course_answer_on_localhos
     from helpers.workbook import lab
 
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path))
-    root = course.build([chapter_path(CHAPTER)])
+    root = course.build_course([chapter_path(CHAPTER)])
     course.run_nbgrader(root, "release_assignment", CHAPTER)  # into the course's exchange, where the assignment list looks
     port, token = free_port(), secrets.token_urlsafe(16)
     with lab.lab_server(port, token, root=lab.course_folder()) as base:

@@ -1,4 +1,4 @@
-"""helpers.workbook.exercises: the exercises' layout in a notebook file, and the answer-filled copy."""
+"""helpers.workbook.exercise_layout: the exercises' layout in a notebook file, and the answer-filled copy."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from helpers.paths import repo_root
-from helpers.workbook import exercises, runner
+from helpers.workbook import executor, exercise_layout
 
 SOLUTION = "<details><summary>Solution</summary>\n\n```python\nanswer = 42\n```\n\n</details>"
 CHECK = (
@@ -22,18 +22,18 @@ CHECK = (
     '    assert answer <= 42, "too large"'
 )
 WRONG = [
-    {exercises.CODE_KEY: "answer = 41", exercises.MISTAKE_KEY: "too small"},
-    {exercises.CODE_KEY: "answer = 43", exercises.MISTAKE_KEY: "too large"},
-    {exercises.CODE_KEY: "answer = '42'", exercises.MISTAKE_KEY: "a whole number"},
+    {exercise_layout.CODE_KEY: "answer = 41", exercise_layout.MISTAKE_KEY: "too small"},
+    {exercise_layout.CODE_KEY: "answer = 43", exercise_layout.MISTAKE_KEY: "too large"},
+    {exercise_layout.CODE_KEY: "answer = '42'", exercise_layout.MISTAKE_KEY: "a whole number"},
 ]
 RIGHT = ["answer = 6 * 7"]
 
 
 def _entry(wrong: list[Any] | None = None, right: list[Any] | None = None) -> dict[str, Any]:
     return {
-        exercises.POINTS_KEY: 2,
-        exercises.WRONG_ANSWERS_KEY: copy.deepcopy(WRONG if wrong is None else wrong),
-        exercises.RIGHT_ANSWERS_KEY: list(RIGHT if right is None else right),
+        exercise_layout.POINTS_KEY: 2,
+        exercise_layout.WRONG_ANSWERS_KEY: copy.deepcopy(WRONG if wrong is None else wrong),
+        exercise_layout.RIGHT_ANSWERS_KEY: list(RIGHT if right is None else right),
     }
 
 
@@ -43,21 +43,21 @@ def _exercise_notebook(check: str = CHECK, entry: dict[str, Any] | None = None, 
     parameters = nbformat.v4.new_code_cell("SEED = 0")
     parameters.metadata["tags"] = ["parameters"]
     stub = nbformat.v4.new_code_cell("answer = ...")
-    stub.metadata["tags"] = [exercises.STUB_TAG]
+    stub.metadata["tags"] = [exercise_layout.STUB_TAG]
     check_cell = nbformat.v4.new_code_cell(check)
-    check_cell.metadata["tags"] = [exercises.CHECK_TAG]
+    check_cell.metadata["tags"] = [exercise_layout.CHECK_TAG]
     solution_cell = nbformat.v4.new_markdown_cell(solution)
-    solution_cell.metadata["tags"] = [exercises.SOLUTION_TAG]
-    solution_cell.metadata[exercises.EXERCISE_KEY] = _entry() if entry is None else entry
+    solution_cell.metadata["tags"] = [exercise_layout.SOLUTION_TAG]
+    solution_cell.metadata[exercise_layout.EXERCISE_KEY] = _entry() if entry is None else entry
     notebook.cells = [parameters, nbformat.v4.new_markdown_cell("**Exercise 1.** Find it."), stub, check_cell, solution_cell]
     return notebook
 
 
 def test_find_reads_the_layout() -> None:
-    [exercise] = exercises.find(_exercise_notebook())
+    [exercise] = exercise_layout.find(_exercise_notebook())
     assert (exercise.number, exercise.stub, exercise.check, exercise.solution) == (1, 2, 3, 4)
     assert exercise.solution_code == "answer = 42\n"
-    assert exercise.wrong_answers == tuple(exercises.WrongAnswer(item["code"], item["mistake"]) for item in WRONG)
+    assert exercise.wrong_answers == tuple(exercise_layout.WrongAnswer(item["code"], item["mistake"]) for item in WRONG)
     assert exercise.right_answers == ("answer = 42\n", "answer = 6 * 7"), "the solution is the first right answer"
     assert exercise.points == 2
 
@@ -69,7 +69,7 @@ def _metadata(notebook: nbformat.NotebookNode) -> Any:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda nb: _metadata(nb).pop(exercises.EXERCISE_KEY), "needs metadata 'exercise'"),
+        (lambda nb: _metadata(nb).pop(exercise_layout.EXERCISE_KEY), "needs metadata 'exercise'"),
         (lambda nb: _metadata(nb).update(wrong_answer="answer = 41"), "'wrong_answer' is retired"),
         (lambda nb: _metadata(nb).update(exercise=["answer = 41"]), "a dict of 'wrong_answers' and 'right_answers'"),
         (lambda nb: _metadata(nb).exercise.update(hints=[]), r"unknown keys \['hints'\]"),
@@ -122,27 +122,27 @@ def _metadata(notebook: nbformat.NotebookNode) -> Any:
 def test_find_names_the_exercise_and_what_breaks_its_layout(change, message: str) -> None:
     notebook = _exercise_notebook()
     change(notebook)
-    with pytest.raises(exercises.ExerciseLayoutError, match=message) as raised:
-        exercises.find(notebook)
+    with pytest.raises(exercise_layout.ExerciseLayoutError, match=message) as raised:
+        exercise_layout.find(notebook)
     if "follows no exercise stub" not in message:
         assert str(raised.value).startswith("exercise 1 (cell 2): "), "the error names the exercise"
 
 
 def test_the_answer_filled_copy_runs_the_stub_then_tries_every_answer_in_its_place() -> None:
     stored = _exercise_notebook()
-    copied = exercises.with_answers(stored)
+    copied = exercise_layout.with_answers(stored)
     sources = [cell.source for cell in copied.cells]
     tried = [source for source in sources if source.startswith("answer =")]
     assert tried == ["answer = ...", "answer = 41", "answer = 43", "answer = '42'", "answer = 42\n", "answer = 6 * 7"]
     assert sources.count(CHECK) == 6, "the check runs on the stub and after every answer"
     added = [cell for cell in copied.cells if cell not in stored.cells]
-    assert added and all(cell.metadata["tags"] == [exercises.ANSWER_TAG] for cell in added), "nbval runs the answers without comparing them"
+    assert added and all(cell.metadata["tags"] == [exercise_layout.ANSWER_TAG] for cell in added), "nbval runs the answers without comparing them"
 
 
-def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> runner.Result:
+def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> executor.Result:
     source = tmp_path / "00_exercise.ipynb"
-    nbformat.write(exercises.with_answers(notebook), source)
-    return runner.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
+    nbformat.write(exercise_layout.with_answers(notebook), source)
+    return executor.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
 
 
 def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""helpers.workbook.runner and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
+"""helpers.workbook.executor, .commands and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.workbook import refresh, runner
+from helpers.workbook import commands, executor, refresh
 from helpers.workbook.__main__ import main
 
 
@@ -27,7 +27,7 @@ def _notebook(path: Path, *sources: str) -> Path:
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setattr(executor, "NOTEBOOKS_DIR", notebooks)
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
     _notebook(notebooks / "00_good.ipynb", "print(VALUE * 2)")
     _notebook(notebooks / "01_bad.ipynb", "x = 1", "raise RuntimeError('boom\\nmore')")
@@ -36,21 +36,21 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_notebooks_are_listed_in_order(folder: Path) -> None:
-    assert [path.stem for path in runner.notebooks()] == ["00_good", "01_bad"]
+    assert [path.stem for path in executor.notebooks()] == ["00_good", "01_bad"]
 
 
 def test_select_by_prefix_and_unknown_selector(folder: Path) -> None:
-    paths = runner.notebooks()
-    assert [p.stem for p in runner.select(paths, ["01"])] == ["01_bad"]
-    assert [p.stem for p in runner.select(paths, ["01_bad.ipynb", "00"])] == ["00_good", "01_bad"]
-    assert runner.select(paths, None) == paths
+    paths = executor.notebooks()
+    assert [p.stem for p in executor.select(paths, ["01"])] == ["01_bad"]
+    assert [p.stem for p in executor.select(paths, ["01_bad.ipynb", "00"])] == ["00_good", "01_bad"]
+    assert executor.select(paths, None) == paths
     with pytest.raises(ValueError, match="no notebook matches '07'.*00_good, 01_bad"):
-        runner.select(paths, ["07"])
+        executor.select(paths, ["07"])
 
 
 @pytest.mark.parametrize(("text", "value"), [("7", 7), ("0.5", 0.5), ("True", True), ("adam", "adam"), ("'x'", "x")])
 def test_parse_value_infers_types(text: str, value: object) -> None:
-    assert runner.parse_value(text) == value
+    assert commands.parse_value(text) == value
 
 
 @pytest.mark.process  # ends with the book: sphinx-build, once per language
@@ -116,10 +116,10 @@ def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path)
 
 def test_report_totals() -> None:
     results = [
-        runner.Result("00_a", True, 1.25, Path("a")),
-        runner.Result("01_b", False, 2.0, Path("b"), "cell [4] `f()`: ValueError: x"),
+        executor.Result("00_a", True, 1.25, Path("a")),
+        executor.Result("01_b", False, 2.0, Path("b"), "cell [4] `f()`: ValueError: x"),
     ]
-    table = runner.report(results)
+    table = commands.report_table(results)
     assert "| 00_a | ok | 1.2 s |" in table and "FAILED: cell [4]" in table
     assert table.splitlines()[-1] == "| **2 notebooks** | 1 failed | 3.2 s |"
 
@@ -148,7 +148,7 @@ def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp
 
     slow = _notebook(folder / "02_slow.ipynb", "import time\ntime.sleep(1.0)\nprint(VALUE)")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(runner.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
+        runs = [pool.submit(executor.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
         results = [run.result() for run in runs]
     assert all(result.ok for result in results), [result.failure for result in results]
     assert sorted(path.name for path in folder.iterdir()) == ["00_good.ipynb", "01_bad.ipynb", "02_slow.ipynb", "notes.ipynb"]  # no socket files left behind

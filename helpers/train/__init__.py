@@ -26,7 +26,7 @@ step and ``train_until``, the ``tf.function`` that runs many of them per call);
 :mod:`~helpers.train.calls` (the Python loop of calls); :mod:`~helpers.train.run` (one run:
 :func:`train`); :mod:`~helpers.train.saver` and :mod:`~helpers.train.signals`;
 :mod:`~helpers.train.results` (``result.json`` and the fingerprint); :mod:`~helpers.train.cli` (the
-command and its exit statuses); :mod:`~helpers.train.harness` (starting and signalling the command).
+command and its exit statuses); :mod:`~helpers.train.launch` (starting and signalling the command).
 
 Use it as a library (:class:`TrainConfig`, :func:`build`, :func:`train`) or as a command::
 
@@ -53,7 +53,6 @@ from helpers.train.cli import (
     USAGE_EXIT_CODE,
     config_from_args,
     hooks_from_args,
-    interrupt_exit_code,
     main,
     make_parser,
 )
@@ -68,10 +67,10 @@ from helpers.train.config import (
     default_text,
     option_name,
 )
-from helpers.train.harness import Finished, finish, signal_at_step, start, start_workers, stop
+from helpers.train.launch import Finished, finish, signal_at_step, start, start_workers, stop
 from helpers.train.results import TrainResult, fingerprint, state_fingerprint
 from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError
-from helpers.train.signals import Interrupted
+from helpers.train.signals import Interrupted, interrupt_exit_code
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.calls import StepHook, call_end, run_calls

@@ -1,4 +1,4 @@
-"""``python -m helpers.train``: the options, the checks made before TensorFlow loads, and one table from error to exit status.
+"""``python -m helpers.train``: the options, the checks made before TensorFlow loads, and the exit statuses of its error classes.
 
 Every refusal is one line on stderr and a non-zero status, before anything is written. The test
 and demo options (``--crash-at-step``, ``--pause-per-step``) become :class:`helpers.train.calls.StepHook`\\ s
@@ -17,50 +17,90 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from helpers.errors import NO_SPACE_ERRNOS
+from helpers.failures import CommandError, UsageError, report, status_table, status_text
 from helpers.train.cluster import TF_CONFIG, ClusterConfigError, PeerLostError, WorkerRole, remove_dead_owners_scratch, worker_role
 from helpers.train.config import ConfigError, TrainConfig, config_options, default_text, option_name
-from helpers.train.run_folder import RunFolder, RunFolderBusyError, RunFolderError, other_configuration
-from helpers.train.signals import STOP_SIGNALS, Interrupted, ignore_stop_signals
+from helpers.train.run_folder import RunFolder, RunFolderError, other_configuration
+from helpers.train.signals import STOP_SIGNALS, Interrupted, ignore_stop_signals, interrupt_exit_code
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.calls import StepHook
 
+class CrashedAtStep(CommandError):
+    """Never raised: ``--crash-at-step`` ends the process with ``os._exit`` (no save, no cleanup) and this class's status."""
+
+    exit_status = 3
+    meaning = "--crash-at-step"
+
+
+class OtherRun(CommandError):
+    """The run folder holds checkpoints of another configuration, or only damaged ones (a :class:`~helpers.checkpoints.CheckpointError`)."""
+
+    exit_status = 4
+    meaning = "a rerun with other options, or only damaged checkpoints"
+
+
+class Diverged(CommandError):
+    """The run stopped for too many non-finite updates (the loop's ``FloatingPointError``): a message, no traceback."""
+
+    exit_status = 5
+    meaning = "the run diverged"
+
+
+class DataUnusable(CommandError):
+    """The bundled data (``data/digits.npz``) is missing or damaged (a :class:`~helpers.data.DataError`); the line says how to regenerate it."""
+
+    exit_status = 6
+    meaning = "the bundled data is missing or damaged"
+
+
+class WriteFailed(CommandError):
+    """A file the command could not write, for another reason than space (an ``OSError``)."""
+
+    meaning = "a file the command could not write (one line) or an unexpected error (a traceback)"
+
+
+class NoSpace(CommandError):
+    """A write failed for lack of space (a full disk or quota); the line says what is kept."""
+
+    exit_status = 7
+    meaning = "no space left for a write (the disk is full)"
+
+
+class StrategyUnavailable(UsageError):
+    """The ``--strategy`` cannot be made in this process (a :class:`~helpers.train.strategies.StrategyError`)."""
+
+    meaning = "a strategy this process cannot make"
+
+
+#: Every error the command turns into one line and an exit status, TensorFlow-free; :func:`command_error` maps the others onto them.
+ERRORS: tuple[type[CommandError], ...] = (
+    WriteFailed, UsageError, RunFolderError, ClusterConfigError, StrategyUnavailable, CrashedAtStep, OtherRun, Diverged, DataUnusable, NoSpace,
+    PeerLostError, Interrupted,
+)  # fmt: skip
+#: The exit statuses, as ``--help`` lists them (derived from :data:`ERRORS`); README.md, *The capstone command*, says more of each.
+EXIT_STATUSES = status_text(status_table(ERRORS)) + " README.md, section 'The capstone command', says more of each."
 #: Exit status for a bad option or a run folder the command cannot use, or one another run is using (argparse's own status).
-USAGE_EXIT_CODE = 2
-#: Exit status of a process stopped by ``--crash-at-step`` (``os._exit``: no cleanup, no save).
-CRASH_EXIT_CODE = 3
+USAGE_EXIT_CODE = UsageError.exit_status
+#: Exit status of a process stopped by ``--crash-at-step``.
+CRASH_EXIT_CODE = CrashedAtStep.exit_status
 #: Exit status when the run folder holds a checkpoint of another configuration, or only damaged ones.
-MISMATCH_EXIT_CODE = 4
-#: Exit status when a run stopped for too many non-finite updates (a message, no traceback).
-NON_FINITE_EXIT_CODE = 5
-#: Exit status when the bundled data (``data/digits.npz``) is missing or damaged; the line says how to regenerate it.
-DATA_EXIT_CODE = 6
-#: Exit status of a run stopped because a write failed for lack of space (a full disk or quota); its line says what is kept.
-NO_SPACE_EXIT_CODE = 7
-#: Exit status of a worker of a cluster (``--strategy multiworker``) whose peer stopped or was killed; the line says how to resume.
-PEER_LOST_EXIT_CODE = 8
-#: The exit statuses, as ``--help`` lists them; README.md, *The capstone command*, says more of each.
-EXIT_STATUSES = (
-    f"exit statuses: 0 done; 1 a file the command could not write (one line) or an unexpected error (a traceback); "
-    f"{USAGE_EXIT_CODE} a bad option or a run folder it cannot use; {CRASH_EXIT_CODE} --crash-at-step; "
-    f"{MISMATCH_EXIT_CODE} a rerun with other options, or only damaged checkpoints; {NON_FINITE_EXIT_CODE} the run diverged; "
-    f"{DATA_EXIT_CODE} the bundled data is missing or damaged; {NO_SPACE_EXIT_CODE} no space left for a write (the disk is full); "
-    f"{PEER_LOST_EXIT_CODE} another worker of the cluster stopped or was killed; "
-    "130 or 143 stopped by Ctrl-C or SIGTERM, after a save. "
-    "README.md, section 'The capstone command', says more of each."
-)
+MISMATCH_EXIT_CODE = OtherRun.exit_status
+#: Exit status when a run stopped for too many non-finite updates.
+NON_FINITE_EXIT_CODE = Diverged.exit_status
+#: Exit status when the bundled data is missing or damaged.
+DATA_EXIT_CODE = DataUnusable.exit_status
+#: Exit status of a run stopped because a write failed for lack of space.
+NO_SPACE_EXIT_CODE = NoSpace.exit_status
+#: Exit status of a worker of a cluster whose peer stopped or was killed.
+PEER_LOST_EXIT_CODE = PeerLostError.exit_status
 #: What a refusal for another configuration suggests.
 SAME_RUN_HINT = "use the same options, --fresh, or another --run-dir"
-#: What a worker whose peer was lost suggests.
-RESTART_CLUSTER_HINT = "start every worker again with the same command: it resumes from the last checkpoint"
-
-
-def interrupt_exit_code(signal_number: int) -> int:
-    """The command's exit status after it saved and stopped on a signal: 128 + its number (the shell's rule)."""
-    return 128 + int(signal_number)
+#: What the line of a write that found no space suggests.
+NO_SPACE_HINT = "free space on that disk and run the same command again: it resumes from the latest checkpoint, if there is one"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,16 +158,6 @@ def _crash_at(crash_step: int) -> Callable[[int], None]:
     return crash
 
 
-def _folder_hint(error: RunFolderError) -> str:
-    if isinstance(error, RunFolderBusyError):
-        remedy = "wait for that run to end or stop it, or give --run-dir another folder"
-    elif error.emptying_helps:
-        remedy = "move it away, or use --fresh"
-    else:
-        remedy = "give --run-dir a new folder or one an earlier run wrote"
-    return f"{error}: {remedy}"
-
-
 def lock_holder(role: WorkerRole | None) -> str:
     """What this process writes in the run folder's lock file: its pid and, in a cluster, which worker it is."""
     if role is None:
@@ -135,59 +165,43 @@ def lock_holder(role: WorkerRole | None) -> str:
     return f"pid {os.getpid()} (worker {role.index} of {role.workers}, the chief: it alone writes the run folder)"
 
 
-def failure_table() -> list[tuple[tuple[type[BaseException], ...], Callable[[Any], int], Callable[[Any], str]]]:
-    """Each error the command turns into one line and an exit status: (error types, status, message), first match wins.
+def command_error(error: BaseException) -> CommandError | None:
+    """The :class:`~helpers.failures.CommandError` that ``error`` stands for: itself, or the command's class for an error of a
+    lower layer or of Python; None for anything else (a bug, raised again with its traceback).
 
-    Imports TensorFlow (two of the errors are defined beside it): call it once something failed.
+    Imports what defines those errors (TensorFlow among them): call it once something failed.
     """
     from helpers.checkpoints import CheckpointError
     from helpers.data import DataError
     from helpers.train.strategies import StrategyError
 
-    return [
-        (
-            (Interrupted,),
-            lambda stop: interrupt_exit_code(stop.signal_number),
-            lambda stop: f"{stop}; run the same command again to resume from step {stop.step}",
-        ),
-        # a mismatch, or only damaged checkpoints
-        ((CheckpointError,), lambda _: MISMATCH_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}; {SAME_RUN_HINT}"),
-        ((FloatingPointError,), lambda _: NON_FINITE_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # MAX_NON_FINITE_STEPS skipped
-        ((DataError,), lambda _: DATA_EXIT_CODE, lambda error: f"{type(error).__name__}: {error}"),  # its message names the remedy
-        ((PeerLostError,), lambda _: PEER_LOST_EXIT_CODE, lambda error: f"{error}; {RESTART_CLUSTER_HINT}"),
-        ((RunFolderError,), lambda _: USAGE_EXIT_CODE, _folder_hint),
-        ((ClusterConfigError,), lambda _: USAGE_EXIT_CODE, lambda error: f"{error} (see --help)"),
-        ((StrategyError,), lambda _: USAGE_EXIT_CODE, str),
-        ((OSError,), os_error_status, os_error_line),  # a full disk (its own status), a folder that cannot be written ...
-    ]
+    if isinstance(error, CommandError):
+        return error
+    if isinstance(error, CheckpointError):  # a mismatch, or only damaged checkpoints
+        return OtherRun(f"{type(error).__name__}: {error}; {SAME_RUN_HINT}")
+    if isinstance(error, FloatingPointError):  # MAX_NON_FINITE_STEPS skipped
+        return Diverged(f"{type(error).__name__}: {error}")
+    if isinstance(error, DataError):  # its message names the remedy
+        return DataUnusable(f"{type(error).__name__}: {error}")
+    if isinstance(error, StrategyError):
+        return StrategyUnavailable(str(error))
+    if isinstance(error, OSError):  # a full disk (its own status), a folder that cannot be written ...
+        return written(error)
+    return None
 
 
-def os_error_status(error: OSError) -> int:
-    """:data:`NO_SPACE_EXIT_CODE` for a write that failed for lack of space, 1 for any other ``OSError``."""
-    return NO_SPACE_EXIT_CODE if error.errno in NO_SPACE_ERRNOS else 1
-
-
-#: What the line of a write that found no space suggests.
-NO_SPACE_HINT = "free space on that disk and run the same command again: it resumes from the latest checkpoint, if there is one"
-
-
-def os_error_line(error: OSError) -> str:
-    """The one line for an ``OSError``; for lack of space, what to do about it (:data:`NO_SPACE_HINT`)."""
+def written(error: OSError) -> CommandError:
+    """A write that failed: :class:`NoSpace` for lack of space (with what to do about it), :class:`WriteFailed` for any other reason."""
     line = f"{type(error).__name__}: {error}"
-    return f"{line}; {NO_SPACE_HINT}" if error.errno in NO_SPACE_ERRNOS else line
-
-
-def _fail(message: str, status: int) -> int:
-    print(f"error: {message}", file=sys.stderr, flush=True)
-    return status
+    return NoSpace(f"{line}; {NO_SPACE_HINT}") if error.errno in NO_SPACE_ERRNOS else WriteFailed(line)
 
 
 def _failed(error: Exception) -> int:
-    """The status for ``error`` from :func:`failure_table`, its line printed; an error not in the table is raised again."""
-    for kinds, status, message in failure_table():
-        if isinstance(error, kinds):
-            return _fail(message(error), status(error))
-    raise error
+    """``error``'s line printed and its status (:func:`command_error`); an error the command does not expect is raised again."""
+    expected = command_error(error)
+    if expected is None:
+        raise error
+    return report(expected)
 
 
 class _StoppedEarly(Exception):
@@ -216,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ignore_stop_signals()  # stopping already: a second signal must not interrupt the line
         name = signal.Signals(stop.signal_number).name
         message = f"stopped by {name} outside the training loop (no checkpoint saved for it); run the same command again to resume or start"
-        return _fail(message, interrupt_exit_code(stop.signal_number))
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        return interrupt_exit_code(stop.signal_number)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -250,18 +265,18 @@ def _refusal_before_tensorflow(config: TrainConfig, fresh: bool, held: contextli
         else:
             folder.check()
     except (ClusterConfigError, RunFolderError) as error:
-        return _fail(f"{error} (see --help)" if isinstance(error, ClusterConfigError) else _folder_hint(error), USAGE_EXIT_CODE)
+        return report(error)
     differences: list[str] = [] if fresh else folder.config_differences(config)
     if differences and folder.has_checkpoints():  # train() would refuse this run whatever the checkpoints hold
         message = f"CheckpointMismatchError: {other_configuration(config.run_dir, differences)}: {SAME_RUN_HINT}"
-        return _fail(message, MISMATCH_EXIT_CODE)
+        return report(OtherRun(message))
     try:
         if role is None or role.is_chief:  # only the chief writes the folder: another worker takes no lock and probes nothing
             _take_folder(folder, role, fresh, held)
     except RunFolderError as error:
-        return _fail(_folder_hint(error), USAGE_EXIT_CODE)
+        return report(error)
     except OSError as error:  # writing the lock file or emptying the folder failed (a full disk ...)
-        return _fail(os_error_line(error), os_error_status(error))
+        return report(written(error))
     return None
 
 
@@ -284,6 +299,6 @@ def _main(argv: Sequence[str] | None) -> int:
 
         try:
             train(config, hooks=hooks_from_args(args), handle_signals=True)
-        except Exception as error:  # failure_table names what is handled; anything else is raised again
+        except Exception as error:  # command_error names what is handled; anything else is raised again
             return _failed(error)
         return 0

@@ -11,20 +11,26 @@ import json
 import os
 import re
 import shutil
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.failures import CommandError, UsageError
 from helpers.ports import LOOPBACK, free_port
+from helpers.processes import dead_owners, owned_prefix
 from helpers.train.config import TrainConfig, is_int
 
 #: The environment variable TensorFlow's cluster resolver reads.
 TF_CONFIG = "TF_CONFIG"
 
 
-class ClusterConfigError(ValueError):
+class ClusterConfigError(UsageError):
     """``TF_CONFIG`` is missing or does not describe this process as a worker of a cluster."""
+
+    meaning = "a TF_CONFIG that does not describe this process as a worker"
+
+    def line(self) -> str:
+        return f"{self} (see --help)"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,6 @@ def local_tf_configs(workers: int) -> list[str]:
 
 #: Start of every temporary folder a worker makes: ``helpers-train-<kind>-<owner's pid>-<random>`` (:func:`scratch_prefix`).
 SCRATCH_START = "helpers-train-"
-_SCRATCH_NAME = re.compile(re.escape(SCRATCH_START) + r"(?:preemption|worker)-(?P<pid>[0-9]+)-")
 
 
 def scratch_prefix(kind: str) -> str:
@@ -90,35 +95,7 @@ def scratch_prefix(kind: str) -> str:
     """
     if kind not in ("worker", "preemption"):
         raise ValueError(f"kind must be 'worker' or 'preemption', got {kind!r}")
-    return f"{SCRATCH_START}{kind}-{os.getpid()}-"
-
-
-def _process_runs(pid: int) -> bool:
-    """Whether a process with this pid exists (one of another user counts: it runs, we may not signal it)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _dead_owners_scratch(folder: Path) -> list[Path]:
-    """This user's folders named by :func:`scratch_prefix` in ``folder`` whose owner process no longer runs."""
-    dead = []
-    for entry in folder.iterdir():
-        match = _SCRATCH_NAME.match(entry.name)
-        if match is None:
-            continue
-        try:
-            info = entry.lstat()
-        except FileNotFoundError:  # removed meanwhile (its owner ended)
-            continue
-        ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()  # never a symlink, a file, or another user's folder
-        if ours and not _process_runs(int(match["pid"])):
-            dead.append(entry)
-    return dead
+    return owned_prefix(f"{SCRATCH_START}{kind}-")
 
 
 def remove_dead_owners_scratch(folder: Path | None = None) -> list[Path]:
@@ -128,19 +105,29 @@ def remove_dead_owners_scratch(folder: Path | None = None) -> list[Path]:
     folders named by :func:`scratch_prefix` are looked at, and a folder whose owner pid runs is kept.
     """
     removed = []
-    for entry in _dead_owners_scratch(Path(tempfile.gettempdir()) if folder is None else folder):
+    for entry in dead_owners(Path(tempfile.gettempdir()) if folder is None else folder, re.escape(SCRATCH_START) + "(?:preemption|worker)-"):
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
 
 
-class PeerLostError(RuntimeError):
+class PeerLostError(CommandError, RuntimeError):
     """Another worker of the cluster stopped or was killed while this one trained: the cluster cannot go on."""
+
+    exit_status = 8
+    meaning = "another worker of the cluster stopped or was killed"
 
     def __init__(self, role: WorkerRole, lost: int | None, reason: str) -> None:
         self.role, self.lost = role, lost
         who = "another worker of the cluster" if lost is None else f"worker {lost} of {role.workers}{' (the chief)' if lost == 0 else ''}"
         super().__init__(f"{who} stopped or was killed ({reason}), so worker {role.index} stopped too")
+
+    def line(self) -> str:
+        return f"{self}; {RESTART_CLUSTER_HINT}"
+
+
+#: What a worker whose peer was lost suggests.
+RESTART_CLUSTER_HINT = "start every worker again with the same command: it resumes from the last checkpoint"
 
 
 def lost_worker(role: WorkerRole, message: str) -> int | None:

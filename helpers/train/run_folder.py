@@ -11,14 +11,14 @@ import functools
 import json
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path
+from helpers.failures import CommandError, UsageError
+from helpers.paths import TORN_SAVE, checkpoint_prefixes, checkpoint_step, display_path, remove
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.train.config import TrainConfig
@@ -28,15 +28,22 @@ if TYPE_CHECKING:  # pragma: no cover
 shown = functools.partial(display_path, keep_outside=True)
 
 
-class RunFolderError(RuntimeError):
+class RunFolderError(CommandError, RuntimeError):
     """The run folder cannot be used as it is (a file where a folder belongs, an unreadable config ...).
 
-    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it.
+    ``emptying_helps`` says whether removing what runs write (``--fresh``) would fix it; the command's line says what to do.
     """
+
+    exit_status = UsageError.exit_status
+    meaning = "a run folder it cannot use, or one another run is using"
 
     def __init__(self, message: str, *, emptying_helps: bool) -> None:
         super().__init__(message)
         self.emptying_helps = emptying_helps
+
+    def line(self) -> str:
+        remedy = "move it away, or use --fresh" if self.emptying_helps else "give --run-dir a new folder or one an earlier run wrote"
+        return f"{self}: {remedy}"
 
 
 class RunFolderBusyError(RunFolderError):
@@ -45,6 +52,9 @@ class RunFolderBusyError(RunFolderError):
     def __init__(self, message: str, *, holder: str) -> None:
         super().__init__(message, emptying_helps=False)
         self.holder = holder
+
+    def line(self) -> str:
+        return f"{self}: wait for that run to end or stop it, or give --run-dir another folder"
 
 
 def other_configuration(run_dir: Path, differences: list[str]) -> str:
@@ -118,10 +128,7 @@ class RunFolder:
         for folder, rule in rules:
             entries = sorted(folder.iterdir()) if folder.is_dir() else []
             for entry in (entry for entry in entries if rule.match(entry.name) and (rule is not _EVENTS or _is_empty_file(entry))):
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    entry.unlink(missing_ok=True)
+                remove(entry)
                 removed.append(str(entry.relative_to(self.path)))
         return removed
 
@@ -286,10 +293,7 @@ class RunFolder:
         for entry in self.path.iterdir():
             if entry.name == self.LOCK:
                 continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+            remove(entry, ignore_errors=False)
         with contextlib.suppress(OSError):
             self.path.rmdir()  # stays while it holds the lock file
 

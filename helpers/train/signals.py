@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from helpers.failures import CommandError
 from helpers.train.cluster import scratch_prefix
 from helpers.train.run_folder import shown
 
@@ -26,8 +27,11 @@ if TYPE_CHECKING:  # pragma: no cover
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class Interrupted(Exception):
-    """The run saved a checkpoint at ``step`` and stopped because of ``signal_number`` (SIGINT or SIGTERM)."""
+class Interrupted(CommandError):
+    """The run saved a checkpoint at ``step`` and stopped because of ``signal_number`` (SIGINT or SIGTERM); status 128 + its number."""
+
+    exit_status = 128 + signal.SIGINT
+    meaning = "stopped by Ctrl-C or SIGTERM, after a save"
 
     def __init__(self, signal_number: int, step: int, saved: Path | None) -> None:
         self.signal_number = int(signal_number)
@@ -35,6 +39,21 @@ class Interrupted(Exception):
         self.saved = saved
         where = shown(saved) if saved else "a temporary folder (the chief keeps the checkpoints)"
         super().__init__(f"stopped by {signal.Signals(self.signal_number).name} at step {step}; saved {where}")
+
+    @classmethod
+    def status_label(cls) -> str:
+        return " or ".join(str(interrupt_exit_code(number)) for number in STOP_SIGNALS)
+
+    def status(self) -> int:
+        return interrupt_exit_code(self.signal_number)
+
+    def line(self) -> str:
+        return f"{self}; run the same command again to resume from step {self.step}"
+
+
+def interrupt_exit_code(signal_number: int) -> int:
+    """The command's exit status after it saved and stopped on a signal: 128 + its number (the shell's rule)."""
+    return 128 + int(signal_number)
 
 
 @contextlib.contextmanager

@@ -1,13 +1,14 @@
 """The workbook as a book: Sphinx with MyST-NB and sphinx-book-theme, in English and in Chinese, offline.
 
-:func:`build` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
+:func:`build_book` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
 glossary, the teachers' page cut from the README, ``book_sphinx/index.md`` with its table of contents, and
 how each chapter's run went) and runs ``sphinx-build`` once per language of
-:data:`helpers.workbook.sphinx_ext.LANGUAGES`, with warnings as errors, into ``<book>/en/`` and
+:data:`helpers.workbook.editions.LANGUAGES`, with warnings as errors, into ``<book>/en/`` and
 ``<book>/zh_CN/``; ``<book>/index.html`` leads to the English edition. The configuration is
 ``book_sphinx/conf.py``; what depends on the build (run status, language switch, folded sections,
 footer) is :mod:`helpers.workbook.sphinx_ext`; translations are ``notebooks/locales/zh_CN/LC_MESSAGES/*.po``
-(:mod:`helpers.workbook.translations`). The previous book is replaced only once both editions are built.
+(:mod:`helpers.workbook.catalogs`). The previous book is replaced only once both editions are built. Reading the
+Markdown (headings, folded sections, README sections) is :mod:`helpers.workbook.markdown`'s job.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.errors import first_line
+from helpers.failures import CommandError
 from helpers.paths import display_path, repo_root
-from helpers.workbook.sphinx_ext import EXTRA, FOLDED, LANGUAGES, LOCALES, RUN_STATUS
+from helpers.processes import dead_owners, owned_prefix
+from helpers.workbook.editions import EXTRA, LANGUAGES, RUN_STATUS, STAGED_TRANSLATIONS, TRANSLATIONS_DIR
+from helpers.workbook.markdown import promote_headings, readme_section
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
 EXTRA_PAGES = ("seed_map.md", "glossary.md")
@@ -38,9 +43,6 @@ CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,
 #: from ``file://`` and from a web server alike, where a file with no suffix may be offered as a download.
 LICENSE_FILES = (repo_root() / "LICENSE", repo_root() / "LICENSE-docs")
-#: How the command lines name the editions a build wrote.
-EDITIONS_LINE = ", ".join(f"{label}: {language}/index.html" for language, label, _ in LANGUAGES)
-_HEADING = re.compile(r"^(#{1,6})\s")
 
 
 @dataclass(frozen=True)
@@ -52,53 +54,14 @@ class Chapter:
     seconds: float | None = None
 
 
-def heading_levels(cell: nbformat.NotebookNode) -> list[int]:
-    """The level of each Markdown heading in a cell (``## x`` is 2), outside fenced code."""
-    if cell.cell_type != "markdown":
-        return []
-    levels, fenced = [], False
-    for line in cell.source.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and (match := _HEADING.match(line)):
-            levels.append(len(match.group(1)))
-    return levels
-
-
-def folded_sections(notebook: nbformat.NotebookNode) -> list[tuple[int, int]]:
-    """``(first, last)`` cell indices of the body of each section whose heading is stored folded.
-
-    A heading cell whose metadata holds ``jp-MarkdownHeadingCollapsed: true`` opens folded in
-    JupyterLab, hiding every cell up to the next heading of the same or a higher level; the book
-    hides the same cells in a closed ``<details>`` under the heading. A folded heading with nothing
-    under it gives no section.
-    """
-    cells = notebook.cells
-    sections = []
-    for start, cell in enumerate(cells):
-        levels = heading_levels(cell)
-        if not (levels and cell.metadata.get(FOLDED)):
-            continue
-        end = start + 1
-        while end < len(cells) and not any(level <= levels[0] for level in heading_levels(cells[end])):
-            end += 1
-        if end > start + 1:
-            sections.append((start + 1, end - 1))
-    return sections
-
-
-def readme_section(heading: str, readme: Path | None = None) -> str:
-    """The README's section under ``## <heading>``, heading included, up to the next ``## `` heading (``ValueError`` if none)."""
-    text = (repo_root() / "README.md" if readme is None else readme).read_text(encoding="utf-8")
-    start = text.find(f"\n## {heading}\n")
-    if start < 0:
-        raise ValueError(f"README.md has no section '## {heading}'")
-    end = text.find("\n## ", start + 1)
-    return text[start + 1 : end if end >= 0 else len(text)].strip() + "\n"
-
-
-class BookError(Exception):
+class BookError(CommandError):
     """A source of the book could not be read or rendered; the message names the file. The previous book is kept."""
+
+    exit_status = 3
+    meaning = "the book could not be built (the previous book is kept)"
+
+    def line(self) -> str:
+        return f"the book could not be built, the previous one is kept: {self}"
 
 
 @contextlib.contextmanager
@@ -107,31 +70,18 @@ def _naming(source: Path) -> Iterator[None]:
     try:
         yield
     except Exception as error:  # unreadable, not JSON, not a notebook nbconvert can render: each says which file
-        reason = (str(error).strip().splitlines() or [""])[0]
-        raise BookError(f"{display_path(source, keep_outside=True)}: {type(error).__name__}: {reason}") from error
+        raise BookError(f"{display_path(source, keep_outside=True)}: {type(error).__name__}: {first_line(str(error))}") from error
 
 
 def _temporary_folder(target: Path, kind: str) -> Path:
     """A new empty folder beside ``target``, ``.book.<kind>-<pid>-<random>``: in the same file system, and named after its process."""
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.{kind}-{os.getpid()}-", dir=target.parent))
+    return Path(tempfile.mkdtemp(prefix=owned_prefix(f".{target.name}.{kind}-"), dir=target.parent))
 
 
 def _remove_leftovers(target: Path) -> None:
     """Delete the temporary folders beside ``target`` of builds whose process is gone (killed mid-build); a running build's stay."""
-    for folder in target.parent.glob(f".{target.name}.*-*-*"):
-        pid = folder.name.removeprefix(f".{target.name}.").split("-")[1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process, alive
-        pass
-    return True
+    for folder in dead_owners(target.parent, re.escape(f".{target.name}.") + r"[a-z]+-"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _replace_folder(target: Path, replacement: Path) -> None:
@@ -143,18 +93,6 @@ def _replace_folder(target: Path, replacement: Path) -> None:
     target.rename(retired / target.name)
     replacement.rename(target)
     shutil.rmtree(retired)
-
-
-def _promote_headings(markdown: str) -> str:
-    """A README section as a page of its own: ``## x`` becomes the page's ``# x``, ``### y`` its ``## y`` (fenced code untouched)."""
-    lines, fenced = [], False
-    for line in markdown.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and _HEADING.match(line):
-            line = line[1:]
-        lines.append(line)
-    return "\n".join(lines) + "\n"
 
 
 def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> None:
@@ -172,15 +110,15 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
             names.append(Path(name).stem)
     for heading, page in README_PAGES:
         with _naming(repo_root() / "README.md"):
-            (folder / page).write_text(_promote_headings(readme_section(heading)), encoding="utf-8")
+            (folder / page).write_text(promote_headings(readme_section(heading)), encoding="utf-8")
         names.append(Path(page).stem)
     toctree = "\n".join(["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *names, "```", ""])
     (folder / "index.md").write_text((CONF_DIR / "index.md").read_text(encoding="utf-8") + toctree, encoding="utf-8")
     statuses = {chapter.notebook.stem: {"ok": chapter.ok, "seconds": chapter.seconds} for chapter in chapters}
     (folder / RUN_STATUS).write_text(json.dumps(statuses, indent=1), encoding="utf-8")
-    translations = notebooks_dir / "locales"
+    translations = notebooks_dir / TRANSLATIONS_DIR.name
     if translations.is_dir():  # Sphinx compiles each .po file into a .mo file beside it: in the copy, not in the repository
-        shutil.copytree(translations, folder / LOCALES, ignore=shutil.ignore_patterns("*.mo"), dirs_exist_ok=True)
+        shutil.copytree(translations, folder / STAGED_TRANSLATIONS, ignore=shutil.ignore_patterns("*.mo"), dirs_exist_ok=True)
     (folder / EXTRA).mkdir(exist_ok=True)
     for source in LICENSE_FILES:
         with _naming(source):
@@ -213,7 +151,7 @@ def _landing_page() -> str:
     )
 
 
-def build(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
+def build_book(chapters: Sequence[Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
     """Write the book into ``out_dir`` (one folder per language), replacing the book there only once it is all written.
 
     The sources are staged and the editions built in a temporary folder beside ``out_dir``

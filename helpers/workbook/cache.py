@@ -42,7 +42,7 @@ CACHE_VARIABLE = "WORKBOOK_CACHE"
 #: The kinds of entry (see the module's docstring).
 KINDS = ("validated", "executed")
 #: The machinery a chapter's run goes through besides ``helpers/``'s chapter-facing modules.
-MACHINERY = ("runner.py", "exercises.py", "cache.py")
+MACHINERY = ("executor.py", "exercise_layout.py", "cache.py")
 
 
 def enabled() -> bool:

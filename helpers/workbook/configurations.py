@@ -1,4 +1,4 @@
-"""The workbook in another kernel configuration: ``python -m helpers.workbook.configurations`` (``make configs``).
+"""The workbook in another kernel configuration: ``python -m helpers.workbook configs`` (``make configs``).
 
 On an x86 CPU, TensorFlow runs one of two families of CPU kernels: oneDNN's, which fuse ops such as
 MatMul+BiasAdd+Relu into one kernel, or Eigen's. Which one a process gets depends on the CPU, and
@@ -9,19 +9,18 @@ must say so.
 
 This command runs every notebook (or ``--only`` some) once per :data:`CONFIGURATIONS` entry, with that
 entry's environment variables, in the pinned environment, as ``make run`` runs them (papermill,
-default parameters); then compares each executed notebook with the stored one cell by cell, the way
-the drift guard does (:mod:`helpers.workbook.drift`: nbval's comparison and sanitizer), and writes
+default parameters, :func:`helpers.workbook.executor.execute_all`); then compares each executed notebook with
+the stored one cell by cell with the drift guard's loop (:func:`helpers.workbook.drift.compare.compare_run`: nbval's
+comparison and sanitizer), and writes
 ``build/configurations/report.md`` (and ``report.json``): per configuration, what TensorFlow said
 about its kernels, then a row per notebook (ran, or the cell and assert that failed; how many cells
 changed) and each changed cell's diff. A changed cell is information (a number printed at a precision
 the other family does not reproduce, a kernel name); a failed assert is a claim that does not hold in
-that configuration. The exit status is 0 when every notebook ran in every configuration, 1 when one
-failed, 2 when a run could not start.
+that configuration. Its exit statuses are the command line's (:mod:`helpers.workbook.commands`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -34,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from helpers.environment import ONEDNN_VARIABLE
-from helpers.paths import build_root, display_path, repo_root
-from helpers.workbook.drift.compare import NotebookDrift, compare, sanitizers
-from helpers.workbook.drift.environment import run_logged
+from helpers.failures import UsageError
+from helpers.paths import build_root, repo_root
+from helpers.workbook.drift.compare import NotebookDrift, compare_run, sanitizers
 from helpers.workbook.drift.report import notebook_details, notebook_table
+from helpers.workbook.executor import environment, execute_all
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,11 @@ CONFIGURATIONS = (
 
 
 def configuration(name: str) -> Configuration:
-    """The entry of :data:`CONFIGURATIONS` called ``name`` (``ValueError`` naming the known ones otherwise)."""
+    """The entry of :data:`CONFIGURATIONS` called ``name`` (:class:`~helpers.failures.UsageError` naming the known ones otherwise)."""
     for entry in CONFIGURATIONS:
         if entry.name == name:
             return entry
-    raise ValueError(f"no configuration {name!r}; known: {', '.join(entry.name for entry in CONFIGURATIONS)}")
+    raise UsageError(f"no configuration {name!r}; known: {', '.join(entry.name for entry in CONFIGURATIONS)}")
 
 
 def configurations_root() -> Path:
@@ -83,33 +83,15 @@ def kernels_reported(entry: Configuration) -> bool:
 
 
 def run_in(entry: Configuration, only: Sequence[str] | None) -> list[NotebookDrift]:
-    """Execute the notebooks in one configuration and compare each with its stored outputs."""
-    import nbformat
-
-    from helpers.workbook import runner
-
+    """Execute the notebooks in one configuration (in this process's environment plus its variables) and compare each with its stored outputs."""
     root = configurations_root() / entry.name
     executed, work = root / "executed", root / "work"
     for folder in (executed, work):
         if folder.exists():
             shutil.rmtree(folder)
-    # The drift guard's `execute` runs the notebooks with their build folders under `work`, so printed paths read as stored.
-    command = [sys.executable, "-m", "helpers.workbook.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
-    run_logged(command, cwd=repo_root(), env=environment_of(entry))
-    results = {result["name"]: result for result in json.loads((executed / "results.json").read_text(encoding="utf-8"))}
-    patterns, found = sanitizers(), []
-    for path in runner.select(runner.notebooks(), only):
-        result = results.get(path.stem, {})
-        output = executed / path.name
-        if not output.is_file():
-            found.append(NotebookDrift(name=path.stem, ran=False, failure=result.get("failure", "no output written")))
-            continue
-        drift = compare(nbformat.read(path, as_version=4), nbformat.read(output, as_version=4), patterns, name=path.stem)
-        drift.seconds = float(result.get("seconds", 0.0))
-        if not drift.failure and not result.get("ok", True):
-            drift.ran, drift.failure = False, result["failure"]
-        found.append(drift)
-    return found
+    with environment(entry.variables):  # the kernels papermill starts inherit them
+        results = execute_all(executed, work, only, label=entry.name)
+    return compare_run(executed, results, sanitizers())
 
 
 def markdown_report(runs: Sequence[tuple[Configuration, bool, Sequence[NotebookDrift]]], command: str) -> str:
@@ -125,30 +107,13 @@ def markdown_report(runs: Sequence[tuple[Configuration, bool, Sequence[NotebookD
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m helpers.workbook.configurations", description="Run the workbook in other kernel configurations and report what changed."
-    )
-    names = [entry.name for entry in CONFIGURATIONS]
-    parser.add_argument("names", nargs="*", metavar="CONFIGURATION", help=f"which ones (default: all): {', '.join(names)}")
-    parser.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
-    args = parser.parse_args(argv)
-    try:
-        chosen = [configuration(name) for name in args.names] or list(CONFIGURATIONS)
-        from helpers.workbook import runner
-
-        runner.select(runner.notebooks(), args.only)  # a bad --only fails here, before anything runs
-    except ValueError as error:
-        parser.error(str(error))  # exits with status 2
+def run_all(chosen: Sequence[Configuration], only: Sequence[str] | None, names: Sequence[str]) -> tuple[Path, list[str]]:
+    """Run the notebooks in each configuration, write ``report.md`` and ``report.json``; the report's path and what failed where."""
     runs = []
-    try:
-        for entry in chosen:
-            print(f"[configurations] {entry.name}: {entry.description}", flush=True)
-            runs.append((entry, kernels_reported(entry), run_in(entry, args.only)))
-    except subprocess.CalledProcessError as error:
-        print(f"configurations: `{' '.join(map(str, error.cmd))}` failed with exit status {error.returncode}", file=sys.stderr)
-        return 2
-    command = "python -m helpers.workbook.configurations" + "".join(f" {name}" for name in args.names) + (f" --only {' '.join(args.only)}" if args.only else "")
+    for entry in chosen:
+        print(f"[configurations] {entry.name}: {entry.description}", flush=True)
+        runs.append((entry, kernels_reported(entry), run_in(entry, only)))
+    command = "python -m helpers.workbook configs" + "".join(f" {name}" for name in names) + (f" --only {' '.join(only)}" if only else "")
     root = configurations_root()
     root.mkdir(parents=True, exist_ok=True)
     report = root / "report.md"
@@ -161,10 +126,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
     }
     report.with_suffix(".json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(report.read_text(encoding="utf-8"))
-    print(f"report: {display_path(report)} and report.json beside it")
-    return 1 if any(not drift.ran for _, _, drifts in runs for drift in drifts) else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return report, [f"{drift.name} ({entry.name})" for entry, _, drifts in runs for drift in drifts if not drift.ran]

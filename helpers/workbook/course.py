@@ -11,7 +11,7 @@ JupyterLab extensions (the formgrader, the assignment list) work in it::
     autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
     exchange/                           nbgrader's exchange on this machine (``release_assignment``, the assignment list)
 
-From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercises` reads them):
+From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercise_layout` reads them):
 the stub cell becomes nbgrader's answer cell, holding the stub and then the solution between
 nbgrader's solution markers (``generate_assignment`` removes the solution and leaves the stub); the
 check becomes a locked, autograded cell worth the exercise's points, with one line in nbgrader's
@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers.failures import CommandError, UsageError
 from helpers.paths import build_root
 from helpers.workbook.book import LICENSE_FILES
-from helpers.workbook.exercises import Exercise, find
+from helpers.workbook.exercise_layout import Exercise, find
 
 #: nbgrader's course id for the workbook.
 COURSE_ID = "tf-training-workbook"
@@ -62,8 +63,11 @@ LICENSE_CELL = (
 )
 
 
-class CourseError(RuntimeError):
+class CourseError(CommandError, RuntimeError):
     """An nbgrader command failed while the course was built or graded; the message ends with its output's last lines."""
+
+    exit_status = 4
+    meaning = "an nbgrader command failed while the course was built or graded (its last lines are printed)"
 
 
 def course_root() -> Path:
@@ -107,7 +111,7 @@ def course_notebook(chapter: Any) -> Any:
     notebook = copy.deepcopy(chapter)
     exercises = find(notebook)
     if not exercises:
-        raise ValueError("the chapter has no exercise: nothing to grade")
+        raise UsageError("the chapter has no exercise: nothing to grade")
     for exercise in exercises:
         answer, check = notebook.cells[exercise.stub], notebook.cells[exercise.check]
         answer.source = f"{answer.source.rstrip()}\n{BEGIN_SOLUTION}\n{exercise.solution_code.rstrip()}\n{END_SOLUTION}"
@@ -154,7 +158,7 @@ def run_nbgrader(root: Path, *arguments: str, timeout: float | None = None) -> s
     return done
 
 
-def build(chapters: list[Path], root: Path | None = None) -> Path:
+def build_course(chapters: list[Path], root: Path | None = None) -> Path:
     """Write the course for ``chapters`` (notebook files) into ``root`` (default :func:`course_root`) and release it; return ``root``.
 
     ``source/`` is rewritten for these chapters, and ``release/`` for every chapter in ``source/``; a
@@ -199,20 +203,20 @@ def submissions(root: Path) -> list[tuple[str, str]]:
 def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
     """Copy returned notebooks from ``folder`` (``<student>/<chapter>/<chapter>.ipynb``) into the course; the pairs copied.
 
-    A pair returned again replaces the one there. A file that is not in that layout is refused (``ValueError``, naming it).
+    A pair returned again replaces the one there. A file that is not in that layout is refused (:class:`~helpers.failures.UsageError`, naming it).
     """
     copied = []
     for notebook in sorted(folder.glob("*/*/*.ipynb")):
         student, chapter = notebook.parent.parent.name, notebook.parent.name
         if notebook.stem != chapter:
-            raise ValueError(f"{notebook}: a returned notebook is <student>/<chapter>/<chapter>.ipynb, the chapter's own name")
+            raise UsageError(f"{notebook}: a returned notebook is <student>/<chapter>/<chapter>.ipynb, the chapter's own name")
         target = root / "submitted" / student / chapter
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(notebook.parent, target)
         copied.append((student, chapter))
     if not copied:
-        raise ValueError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
+        raise UsageError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
     return copied
 
 

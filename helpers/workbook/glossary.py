@@ -1,7 +1,7 @@
 """The glossary (``notebooks/glossary.md``) as data: its rows, the API names in them, and whether each name exists.
 
 One home for what ``tests/test_glossary.py`` checks against the pinned versions and what
-``python -m helpers.workbook.drift`` checks against the newest: ``python -m helpers.workbook.glossary`` prints, as
+``python -m helpers.workbook drift`` checks against the newest: ``python -m helpers.workbook.glossary`` prints, as
 JSON, the status of every API name the glossary calls current (not marked gone, v1-only or the
 workbook's own) in the environment it runs in: ``"ok"``, ``"missing"`` (it does not resolve) or
 ``"deprecated"`` (it resolves, and its docstring carries the mark TensorFlow's ``@deprecated`` puts on

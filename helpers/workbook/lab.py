@@ -2,7 +2,7 @@
 
 :func:`lab_arguments` is the command line, :func:`lab_environment` its environment (this folder's
 ``lab_config/`` on Jupyter's config path), :func:`lab_server` the same server started for the tests.
-:func:`lab_command` refuses a port it cannot listen on before starting anything (:class:`PortTaken`), and
+:func:`serve` refuses a port it cannot listen on before starting anything (:class:`PortTaken`), and
 prints the address to open only once the server answers there.
 """
 
@@ -16,17 +16,26 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from helpers.failures import CommandError, UsageError
 from helpers.paths import display_path, repo_root
 from helpers.ports import LOOPBACK, free_port
-from helpers.workbook.sphinx_ext import LANGUAGES
+from helpers.processes import Deadline, stop
+from helpers.workbook.editions import LANGUAGES, SOURCE_LANGUAGE
 
 
-class PortTaken(Exception):
+class PortTaken(UsageError):
     """``make lab``'s port cannot be listened on (in use, or reserved); the message names it and the option that picks another."""
+
+    meaning = "a port lab cannot listen on"
+
+
+class LabError(CommandError):
+    """JupyterLab did not answer in time (it is stopped), or stopped with an error before it answered."""
+
+    meaning = "JupyterLab stopped with an error or did not answer"
 
 
 def port_number(text: str) -> int:
@@ -96,18 +105,18 @@ def prepare_translated(language: str) -> Path:
     """Build the translated copies of the notebooks and a Jupyter config that opens JupyterLab in ``language``; return the folder to serve.
 
     The copies are rebuilt from the stored notebooks and the ``.po`` files each time (never edited), so a
-    change to either shows at the next ``make lab``. ``ValueError`` for a language the workbook has no translation of.
+    change to either shows at the next ``make lab``. ``UsageError`` for a language the workbook has no translation of.
     """
     import json
     import shutil
 
-    from helpers.workbook import translations
+    from helpers.workbook import translated_copies
 
     if language not in LAB_LOCALES:
-        raise ValueError(f"no {language!r} edition: --lang takes one of {', '.join(LAB_LOCALES)}")
+        raise UsageError(f"no {language!r} edition: --lang takes one of {', '.join(LAB_LOCALES)}")
     root = translated_root(language)
     shutil.rmtree(root / "notebooks", ignore_errors=True)
-    translations.build_translated_copies(root / "notebooks", language)
+    translated_copies.build_translated_copies(root / "notebooks", language)
     overrides = json.loads((LAB_CONFIG_DIR / "labconfig" / "default_setting_overrides.json").read_text(encoding="utf-8"))
     overrides["@jupyterlab/translation-extension:plugin"] = {"locale": LAB_LOCALES[language]}
     config = root / "jupyter-config" / "labconfig"
@@ -144,13 +153,13 @@ def _answers(base: str, token: str) -> bool:
 
 def wait_until_answering(server: subprocess.Popen[str], base: str, token: str, *, timeout: float) -> None:
     """Return once the server answers at ``base``; ``RuntimeError`` if it ended first, ``TimeoutError`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while not _answers(base, token):
         if server.poll() is not None:
             raise RuntimeError(f"jupyter lab ended with status {server.returncode}")
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TimeoutError(f"jupyter lab did not answer on {base} within {timeout:.0f} s")
-        time.sleep(0.25)
+        deadline.pause()
 
 
 @contextlib.contextmanager
@@ -176,22 +185,17 @@ def lab_server(port: int, token: str, *, timeout: float = 90.0, root: Path | Non
             raise RuntimeError(f"{error}: {output.read()[-2000:]}") from None
         yield base
     finally:
-        server.terminate()  # the server shuts its kernels down
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, grace=30)  # SIGTERM: the server shuts its kernels down
         output.close()
 
 
 def course_folder() -> Path:
-    """The course folder ``make lab ARGS=--course`` serves; ``ValueError`` until ``make course`` has built it."""
+    """The course folder ``make lab ARGS=--course`` serves; ``UsageError`` until ``make course`` has built it."""
     from helpers.workbook.course import course_root
 
     root = course_root()
     if not (root / "nbgrader_config.py").is_file():
-        raise ValueError(f"no course in {root}: build it first with make course")
+        raise UsageError(f"no course in {root}: build it first with make course")
     return root
 
 
@@ -210,36 +214,36 @@ def _ctrl_c_left_to(server: subprocess.Popen[str]) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        if server.poll() is None:  # only when we gave up on it (a timeout): never leave it running
-            server.terminate()
-            server.wait()
+        stop(server)  # only when we gave up on it (a timeout): never leave it running
 
 
-def lab_command(args: argparse.Namespace) -> int:
-    """``make lab``: refuse a port that is taken, start JupyterLab, print notebook 00's address once it answers there."""
+def serve(port: int, *, language: str | None = None, course: bool = False) -> int:
+    """``make lab``: refuse a port that is taken, start JupyterLab, print notebook 00's address once it answers there; its status.
+
+    ``language``: a translated edition (None or the source language: the notebooks); ``course``: the course folder.
+    """
     import secrets
 
-    check_port(args.port)
-    language = args.lang if args.lang != "en" else None
-    if args.course and language:
-        raise ValueError("--course and --lang cannot be combined: the course is built from the English chapters")
-    root = course_folder() if args.course else prepare_translated(language) if language else None
+    check_port(port)
+    language = language if language != SOURCE_LANGUAGE else None
+    if course and language:
+        raise UsageError("--course and --lang cannot be combined: the course is built from the English chapters")
+    root = course_folder() if course else prepare_translated(language) if language else None
     token = secrets.token_urlsafe(24)
-    server = subprocess.Popen(lab_arguments(args.port, token, root=root), cwd=root or repo_root(), env=lab_environment(language), text=True)
+    server = subprocess.Popen(lab_arguments(port, token, root=root), cwd=root or repo_root(), env=lab_environment(language), text=True)
     with _ctrl_c_left_to(server):
         try:
-            wait_until_answering(server, f"http://{LOOPBACK}:{args.port}", token, timeout=STARTUP_SECONDS)
+            wait_until_answering(server, f"http://{LOOPBACK}:{port}", token, timeout=STARTUP_SECONDS)
         except RuntimeError:  # it ended before answering (stopped, or the port was taken meanwhile); its own log says why
             return server.returncode or 1
         except TimeoutError as error:  # the server is stopped on the way out
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            return 1
-        page = "formgrader" if args.course else "lab/tree/notebooks/00_start_here.ipynb"
-        print(f"JupyterLab on http://{LOOPBACK}:{args.port}/{page}?token={token}", flush=True)
+            raise LabError(str(error)) from None
+        page = "formgrader" if course else "lab/tree/notebooks/00_start_here.ipynb"
+        print(f"JupyterLab on http://{LOOPBACK}:{port}/{page}?token={token}", flush=True)
         if language:
             copies = display_path(translated_root(language) / "notebooks")
             print(f"(the {language} edition: translated copies in {copies}, rebuilt at each start; edit the .po files, not them)", flush=True)
-        if args.course:
+        if course:
             print("(the course: nbgrader's formgrader; its menu Nbgrader has the assignment list too)", flush=True)
         print("(Ctrl-C twice stops it)", flush=True)
         return server.wait()

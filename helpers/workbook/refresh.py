@@ -1,4 +1,4 @@
-"""``python -m helpers.workbook refresh [01 ...]`` (``make refresh``): store the notebooks' clean outputs.
+"""Storing the notebooks' clean outputs: :func:`refresh`, behind ``python -m helpers.workbook refresh [01 ...]`` (``make refresh``).
 
 ``refresh`` is for contributors: it executes each notebook from top to bottom into the build
 area and, only if that run succeeds, replaces the stored notebook with the executed copy,
@@ -9,13 +9,14 @@ stray blank line), so that strict nbval validates against one clean run.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 import nbformat
 
 from helpers.paths import build_root, display_path
-from helpers.workbook import runner
+from helpers.workbook.executor import execute
 
 #: Cell-level metadata keys that change on every run and are removed from stored notebooks.
 VOLATILE_CELL_KEYS = ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled")
@@ -41,18 +42,21 @@ def strip_volatile(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return notebook
 
 
-def refresh_command(args: argparse.Namespace) -> int:
-    paths = runner.select(runner.notebooks(), args.notebooks)
+def refresh(paths: Sequence[Path], *, progress: bool = True) -> list[str]:
+    """Execute each notebook into the build area and, if it ran, store it back cleaned (:func:`strip_volatile`); the names of those that failed.
+
+    A notebook that fails is left as it was, and named on stderr with the cell that failed.
+    """
     staging = build_root() / "refresh"
-    failed = False
+    failed = []
     for path in paths:
         print(f"refreshing {path.stem} ...", flush=True)
-        result = runner.execute(path, staging / path.name, {}, progress=not args.no_progress)
+        result = execute(path, staging / path.name, {}, progress=progress)
         if not result.ok:
             print(f"  FAILED ({result.failure}); {path.name} left unchanged, see {display_path(result.output)}", file=sys.stderr)
-            failed = True
+            failed.append(path.stem)
             continue
         executed = nbformat.read(result.output, as_version=4)
         nbformat.write(strip_volatile(executed), path)
         print(f"  stored clean outputs ({result.seconds:.1f} s)")
-    return 1 if failed else 0
+    return failed

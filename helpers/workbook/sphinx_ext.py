@@ -3,11 +3,11 @@
 - ``{workbook-chapters}``: the index's table of chapters, each with its title and first paragraph (both
   translated in a translated edition) and how its run went, read from ``_run.json`` in the sources;
 - the sections JupyterLab opens folded (``jp-MarkdownHeadingCollapsed``) are folded in the book too;
-- every page links to the same page in the other edition (:data:`LANGUAGES`), ends with the licences,
+- every page links to the same page in the other edition (:data:`helpers.workbook.editions.LANGUAGES`), ends with the licences,
   and a Chinese edition's search splits words with a dictionary of the glossary's Chinese terms.
 
-The few strings it writes itself are in :data:`TEXT`, one entry per language; everything else on a page
-comes from the sources and their ``.po`` files.
+The few strings it writes itself are :data:`helpers.workbook.editions.TEXT`, one entry per edition; everything
+else on a page comes from the sources and their ``.po`` files. This module is the wiring: Sphinx's hooks and nodes.
 """
 
 from __future__ import annotations
@@ -23,57 +23,8 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.search.zh import SearchChinese
 
-#: The editions, in the order of the language switch: (Sphinx's language, the switch's label, the HTML lang tag).
-LANGUAGES = (("en", "English", "en"), ("zh_CN", "中文", "zh-CN"))
-#: What the extension writes itself, per language.
-TEXT: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "TensorFlow 2 training utilities: a tested workbook",
-        "chapter": "chapter",
-        "teaches": "what it teaches",
-        "run": "run",
-        "stored": "stored outputs",
-        "ok": "ran ok in {seconds:.1f} s",
-        "failed": "FAILED after {seconds:.1f} s",
-        "fold": "Show this part ({count} cells)",
-        "fold_one": "Show this part (1 cell)",
-        "footer": 'Code under the Apache License 2.0 (<a href="LICENSE.txt">LICENSE</a>); '
-        'prose and figures under CC BY 4.0 (<a href="LICENSE-docs.txt">LICENSE-docs</a>).',
-    },
-    "zh_CN": {
-        "title": "TensorFlow 2 训练工具：一本经过测试的练习册",
-        "chapter": "章节",
-        "teaches": "内容",
-        "run": "运行",
-        "stored": "存储的输出",
-        "ok": "运行成功，用时 {seconds:.1f} 秒",
-        "failed": "运行失败，{seconds:.1f} 秒后出错",
-        "fold": "展开这一部分（{count} 个单元格）",
-        "fold_one": "展开这一部分（1 个单元格）",
-        "footer": '代码采用 Apache License 2.0 许可（<a href="LICENSE.txt">LICENSE</a>）；'
-        '文字与图片采用 CC BY 4.0 许可（<a href="LICENSE-docs.txt">LICENSE-docs</a>）。',
-    },
-}
-#: The file in the sources that says how each chapter's run went: ``{docname: {"ok": bool | null, "seconds": float | null}}``.
-RUN_STATUS = "_run.json"
-#: The folder in the sources whose files are copied beside the pages (the licence files).
-EXTRA = "_extra"
-#: The folder in the sources that holds a copy of the translations (``<language>/LC_MESSAGES/*.po``).
-LOCALES = "_locales"
-#: The cell metadata key with which JupyterLab stores a heading folded.
-FOLDED = "jp-MarkdownHeadingCollapsed"
-
-
-def text(language: str, key: str, **values: object) -> str:
-    """One of :data:`TEXT`'s strings in ``language`` (English for a language it lacks), filled in."""
-    return TEXT.get(language, TEXT["en"])[key].format(**values)
-
-
-def run_status(language: str, status: dict[str, Any] | None) -> str:
-    """How a chapter's run went, in words: stored outputs, ran ok in N s, or FAILED after N s."""
-    if not status or status.get("ok") is None:
-        return text(language, "stored")
-    return text(language, "ok" if status["ok"] else "failed", seconds=float(status["seconds"]))
+from helpers.workbook.editions import EXTRA, FOLDED, LANGUAGES, RUN_STATUS, STAGED_TRANSLATIONS, run_status, text
+from helpers.workbook.markdown import folded_sections, heading_levels
 
 
 class fold(nodes.General, nodes.Element):
@@ -106,8 +57,6 @@ def fold_sections(app: Sphinx, doctree: nodes.document) -> None:
     source = Path(app.srcdir) / f"{app.env.docname}.ipynb"
     if not source.is_file():
         return
-    from helpers.workbook.book import folded_sections, heading_levels
-
     notebook = nbformat.read(source, as_version=4)
     headings = []  # (cell index, folded) for every heading, in order
     for index, cell in enumerate(notebook.cells):
@@ -218,7 +167,7 @@ def configure(app: Sphinx, config: Any) -> None:
     if extra.is_dir():
         config.html_extra_path = [str(extra)]
     # the translations staged with the sources (Sphinx writes a .mo file beside each .po file it reads); none staged, none read
-    staged = Path(app.srcdir) / LOCALES
+    staged = Path(app.srcdir) / STAGED_TRANSLATIONS
     config.locale_dirs = [str(staged)] if staged.is_dir() else []
     if language.startswith("zh"):
         dictionary = Path(app.doctreedir) / "jieba-glossary.txt"

@@ -1,41 +1,28 @@
-"""The Chinese edition's translations: gettext catalogs kept up to date, and checked so they cannot go stale silently.
+"""The Chinese edition's translations checked, so they cannot go stale silently.
 
-    python -m helpers.workbook.translations update   # after an English edit: new and changed messages
-    python -m helpers.workbook.translations check [FILE.po ...]
+    python -m helpers.workbook translations update   # after an English edit (make translations): new and changed messages
+    python -m helpers.workbook translations check [FILE.po ...]
 
-``update`` extracts the book's messages from the stored notebooks and pages (``sphinx-build -b gettext``)
-and merges them into ``notebooks/locales/zh_CN/LC_MESSAGES/*.po`` with ``sphinx-intl update``: a new
-message arrives untranslated, a changed one keeps its old translation marked fuzzy. ``check`` lists every
+``update`` first brings the catalogs up to date with the English (:mod:`helpers.workbook.catalogs`); ``check`` lists every
 message that is untranslated or fuzzy, and every translation that drops or changes an inline code span,
 a number, a URL or a link target of its English, or that gives a glossary term another Chinese word than
-the glossary's (:func:`helpers.workbook.glossary.terms`). Both exit 1 while a problem remains.
+the glossary's (:func:`helpers.workbook.glossary.terms`). Both exit 1 while a problem remains (:mod:`helpers.workbook.commands`).
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from babel.messages.catalog import Catalog, Message
-from babel.messages.pofile import read_po
+from babel.messages.catalog import Message
 
-from helpers.paths import NOTEBOOKS_DIR, display_path
+from helpers.paths import display_path
 from helpers.workbook import glossary
+from helpers.workbook.catalogs import catalogs, read
 from helpers.workbook.glossary import Term
-from helpers.workbook.sphinx_ext import LANGUAGES
-
-#: Where the catalogs live, in sphinx-intl's layout: ``<LOCALES>/<language>/LC_MESSAGES/<page>.po``.
-LOCALES = NOTEBOOKS_DIR / "locales"
-#: The translated edition's language, as Sphinx and gettext name it (the editions: :data:`helpers.workbook.sphinx_ext.LANGUAGES`).
-LANGUAGE = next(language for language, _, _ in LANGUAGES if language != "en")
 
 _CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
@@ -57,17 +44,6 @@ class Problem:
     def __str__(self) -> str:
         start = " ".join(self.msgid.split())
         return f"{display_path(self.catalog, keep_outside=True)}: {self.reason}: \"{start[:70]}{'...' if len(start) > 70 else ''}\""
-
-
-def catalogs(language: str = LANGUAGE, locales: Path = LOCALES) -> list[Path]:
-    """Every ``.po`` file of ``language``, sorted."""
-    return sorted((locales / language / "LC_MESSAGES").glob("*.po"))
-
-
-def read(path: Path) -> Catalog:
-    """A ``.po`` file as babel's catalog."""
-    with path.open("rb") as handle:
-        return read_po(handle)
 
 
 def code_spans(text: str) -> list[str]:
@@ -141,7 +117,7 @@ def term_problems(msgid: str, msgstr: str, terms: Sequence[Term] | None = None) 
 
 
 def problems(paths: Sequence[Path] | None = None, *, check_terms: bool = True) -> list[Problem]:
-    """Every problem of the given catalogs (default: all of :data:`LANGUAGE`)."""
+    """Every problem of the given catalogs (default: all of :data:`~helpers.workbook.editions.TRANSLATED_LANGUAGE`)."""
     terms = glossary.terms() if check_terms else []
     found = []
     for path in catalogs() if paths is None else paths:
@@ -183,132 +159,3 @@ def _problems_of(path: Path, message: Message, terms: Sequence[Term]) -> list[Pr
     return [Problem(path, msgid, reason) for reason in reasons]
 
 
-def extract(out_dir: Path) -> Path:
-    """The book's messages as ``.pot`` files in ``out_dir``, extracted from the stored notebooks and pages."""
-    from helpers.workbook import book, runner
-
-    with tempfile.TemporaryDirectory(prefix="workbook-gettext-") as folder:
-        sources = Path(folder) / "sources"
-        book.stage([book.Chapter(path) for path in runner.notebooks()], sources, notebooks_dir=NOTEBOOKS_DIR)
-        book.sphinx("gettext", sources, out_dir, doctrees=Path(folder) / "doctrees")
-    return out_dir
-
-
-def update(locales: Path = LOCALES, language: str = LANGUAGE) -> None:
-    """Merge the messages of today's sources into the catalogs (sphinx-intl: new ones untranslated, changed ones fuzzy)."""
-    with tempfile.TemporaryDirectory(prefix="workbook-pot-") as folder:
-        pot = extract(Path(folder) / "pot")
-        command = [sys.executable, "-m", "sphinx_intl", "update", "-p", str(pot), "-l", language, "-d", str(locales), "-w", "0", "--no-obsolete"]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode:
-            raise RuntimeError(f"sphinx-intl update failed: {result.stderr.strip() or result.stdout.strip()}")
-        for path in (locales / language / "LC_MESSAGES").glob("*.po"):
-            if not (pot / f"{path.stem}.pot").is_file():  # a page that is gone
-                path.unlink()
-    shutil.rmtree(locales / language / "LC_MESSAGES" / "__pycache__", ignore_errors=True)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.workbook.translations", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("update", help="merge new and changed English messages into the .po files, then check them")
-    check = sub.add_parser("check", help="list untranslated, fuzzy and inconsistent messages")
-    check.add_argument("files", nargs="*", type=Path, help=".po files (default: all)")
-    check.add_argument("--no-terms", action="store_true", help="skip the glossary-term check")
-    args = parser.parse_args(argv)
-    if args.command == "update":
-        update()
-        files, terms = None, True
-    else:
-        files, terms = [path.resolve() for path in args.files] or None, not args.no_terms
-    found = problems(files, check_terms=terms)
-    for problem in found:
-        print(problem)
-    count = len(catalogs()) if files is None else len(files)
-    print(f"{len(found)} problem(s) in {count} catalog(s)" + ("" if found else ": every message is translated and consistent"))
-    return 1 if found else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
-#: What may stand before a message on its line: indentation, a heading's marks, a list or quote marker, a table's bar.
-_BEFORE = r"(?P<before>^[ \t]*(?:(?:#{1,6}|[-*+]|\d+[.)]|>)[ \t]+)*|\|[ \t]*)"
-#: What may follow a message: the end of its line, or a table cell's bar.
-_AFTER = r"(?=[ \t]*(?:\||$))"
-
-
-def _pattern(msgid: str) -> re.Pattern[str]:
-    """The message as it may be laid out in Markdown: any run of white space (a line break, indentation) between its words."""
-    words = [re.escape(word) for word in msgid.split()]
-    return re.compile(_BEFORE + r"\s+".join(words) + _AFTER, re.MULTILINE)
-
-
-def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[str]]:
-    """``source`` with each message replaced by its translation (outside fenced code), and the messages it held.
-
-    Longer messages go first, so a short one (a heading, ``</details>``) cannot match inside a longer one.
-    """
-    parts = re.split(r"(^[ \t]*```.*?^[ \t]*```[ \t]*$)", source, flags=re.MULTILINE | re.DOTALL)
-    used: set[str] = set()
-    for msgid in sorted(messages, key=len, reverse=True):
-        pattern, msgstr = _pattern(msgid), messages[msgid].strip()
-        for index in range(0, len(parts), 2):  # the odd parts are fenced code
-            parts[index], count = pattern.subn(lambda match, text=msgstr: match["before"] + text, parts[index])
-            if count:
-                used.add(msgid)
-    return "".join(parts), used
-
-
-def translated_messages(page: str, language: str = LANGUAGE, locales: Path = LOCALES) -> dict[str, str]:
-    """A page's translated messages (msgid → msgstr), untranslated and fuzzy ones left out."""
-    path = locales / language / "LC_MESSAGES" / f"{page}.po"
-    if not path.is_file():
-        return {}
-    return {str(message.id): str(message.string) for message in read(path) if message.id and message.string and not message.fuzzy}
-
-
-def translate_notebook(path: Path, language: str = LANGUAGE, locales: Path = LOCALES) -> tuple[object, set[str]]:
-    """A translated copy of a notebook: its markdown cells from the ``.po`` file, code cells and outputs as stored.
-
-    Returns the notebook and the messages of its ``.po`` file that no markdown cell held (none when the
-    catalog is up to date).
-    """
-    import nbformat
-
-    notebook = nbformat.read(path, as_version=4)
-    messages = translated_messages(path.stem, language, locales)
-    used: set[str] = set()
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            cell.source, found = translate_markdown(cell.source, messages)
-            used |= found
-    notebook.metadata["language_info_translation"] = language
-    return notebook, set(messages) - used
-
-
-def build_translated_copies(out_dir: Path, language: str = LANGUAGE, locales: Path = LOCALES) -> list[Path]:
-    """Write a translated copy of every chapter (and of the seed map and glossary) into ``out_dir``; return the notebooks' paths.
-
-    The copies are built from the stored notebooks each time and never edited: change the English or the
-    ``.po`` file, then build again.
-    """
-    import nbformat
-
-    from helpers.workbook import runner
-    from helpers.workbook.book import EXTRA_PAGES
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in runner.notebooks():
-        notebook, _ = translate_notebook(path, language, locales)
-        target = out_dir / path.name
-        nbformat.write(notebook, target)
-        written.append(target)
-    for name in EXTRA_PAGES:
-        source = NOTEBOOKS_DIR / name
-        if source.is_file():
-            text, _ = translate_markdown(source.read_text(encoding="utf-8"), translated_messages(Path(name).stem, language, locales))
-            (out_dir / name).write_text(text, encoding="utf-8")
-    return written

@@ -1,4 +1,4 @@
-"""Sphinx configuration of the workbook's book; :func:`helpers.workbook.book.build` runs ``sphinx-build -c`` here.
+"""Sphinx configuration of the workbook's book; :func:`helpers.workbook.book.build_book` runs ``sphinx-build -c`` here.
 
 The sources are a staging folder the build writes (the chapters' notebooks, the seed map, the glossary, the
 teachers' page and ``index.md``); translations come from ``notebooks/locales/<language>/LC_MESSAGES/*.po``.
@@ -7,7 +7,7 @@ dictionary) is set by :mod:`helpers.workbook.sphinx_ext`.
 """
 
 project = "TensorFlow 2 training utilities"
-html_title = "TensorFlow 2 training utilities: a tested workbook"  # per language: helpers.workbook.sphinx_ext.TEXT
+html_title = "TensorFlow 2 training utilities: a tested workbook"  # per language: helpers.workbook.editions.TEXT
 extensions = ["myst_nb", "sphinx_copybutton", "helpers.workbook.sphinx_ext"]
 
 # The notebooks are executed before the book is built (make run), or their stored outputs are used (make book).

@@ -1,9 +1,10 @@
 """Drift guard: run the workbook against the newest TensorFlow and Keras and report which claims changed.
 
-``python -m helpers.workbook.drift`` (``make drift``) builds a virtual environment of its own,
+``python -m helpers.workbook drift`` (``make drift``) builds a virtual environment of its own,
 ``build/drift/venv-latest`` (or ``venv-nightly``), with the newest TensorFlow, Keras and TensorBoard on the package index (the
 latest releases; ``--nightly``: ``tf-nightly``, ``keras-nightly`` and ``tb-nightly``) and everything
-else ``requirements.txt`` pins; executes every notebook there with papermill, as ``make run`` does,
+else ``requirements.txt`` pins; executes every notebook there with papermill, as ``make run`` does (:func:`helpers.workbook.executor.execute_all`, through
+``python -m helpers.workbook.executor`` in that environment),
 into ``build/drift/executed`` (the notebooks' own build folders under ``build/drift/work/build``); runs
 the glossary's and the seed map's tests there (an API they call current that the new version
 removed fails them) and compares each current API name's status, pinned and newest (removed or
@@ -14,13 +15,13 @@ and why (a failed ``assert`` is a claim that changed), which cells' outputs chan
 and what new warnings or deprecations it wrote to stderr.
 
 The pinned environment (``.venv``) is never touched: the drift venv is separate, and only it
-installs anything. The exit status is 0 when nothing drifted, 1 when a notebook failed or changed,
-printed a new warning, or a glossary or seed-map check failed, and 2 when the environment could not be
-built or run (a scheduled job can alert on non-zero). Nothing here runs in ``make test``;
+installs anything. The command exits non-zero when a notebook failed or changed, printed a new warning,
+or a glossary or seed-map check failed, and when the environment could not be built or run, so a scheduled
+job can alert on it (the statuses: :mod:`helpers.workbook.commands`). Nothing here runs in ``make test``;
 ``tests/test_workbook_drift.py`` checks the comparison on small notebooks without building an environment.
 
 The modules, by job: :mod:`~helpers.workbook.drift.environment` builds the drift environment,
 :mod:`~helpers.workbook.drift.run` runs the notebooks and checks there, :mod:`~helpers.workbook.drift.compare`
-compares them with the stored ones, :mod:`~helpers.workbook.drift.report` writes the report, and
-:mod:`~helpers.workbook.drift.__main__` is the command line. Importing this package imports none of them.
+compares them with the stored ones (the comparison ``make configs`` uses too), :mod:`~helpers.workbook.drift.report` writes
+the report; the command is ``drift`` in :mod:`helpers.workbook.commands`. Importing this package imports none of them.
 """

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers.errors import first_line
 from helpers.paths import repo_root
 
 #: The output data nbval does not compare (its default ``skip_compare`` without nbdime, nbval 0.11): raster
@@ -123,13 +124,13 @@ def compare(stored: Any, executed: Any, patterns: Sequence[tuple[re.Pattern[str]
     if len(stored_cells) != len(executed_cells):
         raise ValueError(f"{name}: {len(stored_cells)} code cells stored, {len(executed_cells)} executed: not the same notebook")
     for number, (old, new) in enumerate(zip(stored_cells, executed_cells, strict=True), start=1):
-        first_line = (new.source.strip().splitlines() or [""])[0][:80]
+        source = first_line(new.source)[:80]
         errors = [output for output in new.get("outputs", []) if output.get("output_type") == "error"]
         if errors:
             error = errors[0]
             drift.ran = False
             drift.failed_assert = error.get("ename") == "AssertionError"
-            drift.failure = f"cell {number} `{first_line}`: {error.get('ename')}: {(str(error.get('evalue', '')).strip().splitlines() or [''])[0]}"
+            drift.failure = f"cell {number} `{source}`: {error.get('ename')}: {first_line(str(error.get('evalue', '')))}"
         known = set(stderr_lines(old, patterns))
         drift.new_warnings += [f"cell {number}: {line}" for line in stderr_lines(new, patterns) if line not in known and WARNING_LINE.search(line)]
         if errors:
@@ -143,7 +144,7 @@ def compare(stored: Any, executed: Any, patterns: Sequence[tuple[re.Pattern[str]
             unified = difflib.unified_diff("\n".join(before).splitlines(), "\n".join(after).splitlines(), "stored", "newest", n=0, lineterm="")
             diff = [line for line in list(unified)[2:] if not line.startswith("@@")]
             shown = diff[:MAX_DIFF_LINES] + ([f"... {len(diff) - MAX_DIFF_LINES} more lines"] if len(diff) > MAX_DIFF_LINES else [])
-            drift.changed.append(CellChange(number, first_line, shown))
+            drift.changed.append(CellChange(number, source, shown))
     return drift
 
 
@@ -151,3 +152,28 @@ def api_changes(pinned: dict[str, str], newest: dict[str, str]) -> dict[str, str
     """``{name: "ok → deprecated"}`` for every name whose status differs."""
     changed = [name for name in sorted(set(pinned) | set(newest)) if pinned.get(name) != newest.get(name)]
     return {name: f"{pinned.get(name, 'absent')} → {newest.get(name, 'absent')}" for name in changed}
+
+
+def compare_run(executed: Path, results: Sequence[dict[str, Any]], patterns: Sequence[tuple[re.Pattern[str], str]]) -> list[NotebookDrift]:
+    """Each notebook of a run (``results``: :func:`helpers.workbook.executor.execute_all`'s entries, in order) against its stored copy.
+
+    ``executed`` holds the executed notebooks; the stored ones are the workbook's. A notebook with no executed copy,
+    or whose run failed outside its cells (the kernel died), is reported as not run, with the run's reason.
+    """
+    import nbformat
+
+    from helpers.workbook.executor import notebooks
+
+    stored = {path.stem: path for path in notebooks()}
+    found = []
+    for result in results:
+        name, output = result["name"], executed / f"{result['name']}.ipynb"
+        if not output.is_file():
+            found.append(NotebookDrift(name=name, ran=False, failure=result.get("failure") or "no output written"))
+            continue
+        drift = compare(nbformat.read(stored[name], as_version=4), nbformat.read(output, as_version=4), patterns, name=name)
+        drift.seconds = float(result.get("seconds", 0.0))
+        if not drift.failure and not result.get("ok", True):
+            drift.ran, drift.failure = False, result["failure"]
+        found.append(drift)
+    return found

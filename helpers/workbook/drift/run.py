@@ -1,38 +1,24 @@
-"""Running the notebooks, the glossary's API check and the glossary's and seed map's tests in the drift environment; :func:`drift`, the whole run."""
+"""The drift guard's run: the notebooks in the drift environment, the glossary's API check and the glossary's and seed map's tests there.
+
+The notebooks run in the drift environment through :func:`helpers.workbook.executor.execute_all`'s entry point;
+:func:`drift` is the whole run, compared with the stored notebooks and reported."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from helpers.failures import UsageError
 from helpers.paths import display_path, repo_root
-from helpers.workbook.drift.compare import NotebookDrift, api_changes, compare, drift_patterns, sanitizers
+from helpers.workbook.drift.compare import api_changes, compare_run, drift_patterns, sanitizers
 from helpers.workbook.drift.environment import MOVING, build_environment, drift_root, run_logged, venv_for, versions
 from helpers.workbook.drift.report import write_report
-
-
-def execute_all(out: Path, work: Path, only: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Run every notebook (in this interpreter's environment) into ``out``; their build folders under ``work``."""
-    from helpers.workbook import runner
-
-    # The build area is work/build and each kernel starts in work/notebooks, so the paths the notebooks print
-    # (`build/05_checkpoints/...` and `../build/05_checkpoints/...`) read exactly as in the stored outputs.
-    os.environ["WORKBOOK_BUILD_DIR"] = str(work / "build")
-    kernel_folder = work / "notebooks"
-    kernel_folder.mkdir(parents=True, exist_ok=True)
-    results = []
-    for path in runner.select(runner.notebooks(), only):
-        print(f"[drift] {path.stem}", flush=True)
-        result = runner.execute(path, out / path.name, {}, progress=False, cwd=kernel_folder)
-        results.append({"name": result.name, "ok": result.ok, "seconds": round(result.seconds, 1), "failure": result.failure or ""})
-    return results
+from helpers.workbook.executor import RESULTS_FILE, notebooks, select
 
 
 def api_status_in(python: Path) -> dict[str, str]:
@@ -60,15 +46,11 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
     ``compare_only`` compares the notebooks of the last run again (after a change to the comparison or
     the stored notebooks) without installing or executing anything.
     """
-    import nbformat
-
-    from helpers.workbook import runner
-
     root = drift_root()
     executed, work = root / "executed", root / "work"
     if compare_only:
         if not (executed / "run.json").is_file():
-            raise ValueError(f"nothing to compare: {display_path(executed)} holds no run; run without --compare-only first")
+            raise UsageError(f"nothing to compare: {display_path(executed)} holds no run; run without --compare-only first")
         last_run = json.loads((executed / "run.json").read_text(encoding="utf-8"))
         python, nightly = Path(last_run["python"]), bool(last_run["nightly"])
     else:
@@ -77,29 +59,17 @@ def drift(*, nightly: bool, only: Sequence[str] | None, reuse: bool, compare_onl
         for folder in (executed, work):
             if folder.exists():
                 shutil.rmtree(folder)
-        command = [str(python), "-m", "helpers.workbook.drift", "execute", "--out", str(executed), "--work", str(work), *(["--only", *only] if only else [])]
+        command = [str(python), "-m", "helpers.workbook.executor", str(executed), str(work), *(only or [])]
         run_logged(command, cwd=repo_root())
         (executed / "run.json").write_text(json.dumps({"python": str(python), "nightly": nightly}) + "\n", encoding="utf-8")
     found = versions(python)
-    results = {entry["name"]: entry for entry in json.loads((executed / "results.json").read_text(encoding="utf-8"))}
-    patterns = sanitizers() + drift_patterns()
-    drifts = []
-    for path in runner.select(runner.notebooks(), only):
-        if path.stem not in results:
-            continue  # not part of the last run (--only)
-        output = executed / path.name
-        if not output.is_file():
-            drifts.append(NotebookDrift(name=path.stem, ran=False, failure=results.get(path.stem, {}).get("failure", "no output written")))
-            continue
-        entry = compare(nbformat.read(path, as_version=4), nbformat.read(output, as_version=4), patterns, name=path.stem)
-        entry.seconds = float(results.get(path.stem, {}).get("seconds", 0.0))
-        if not entry.failure and not results.get(path.stem, {}).get("ok", True):
-            entry.ran, entry.failure = False, results[path.stem]["failure"]
-        drifts.append(entry)
+    chosen = {path.stem for path in select(notebooks(), only)}
+    results = [entry for entry in json.loads((executed / RESULTS_FILE).read_text(encoding="utf-8")) if entry["name"] in chosen]
+    drifts = compare_run(executed, results, sanitizers() + drift_patterns())
     environment = {
         "versions": found,
         "pinned": [line for line in (repo_root() / "requirements.txt").read_text(encoding="utf-8").split() if line.split("==")[0] in MOVING],
-        "command": "python -m helpers.workbook.drift" + (" --nightly" if nightly else "") + (" --compare-only" if compare_only else ""),
+        "command": "python -m helpers.workbook drift" + (" --nightly" if nightly else "") + (" --compare-only" if compare_only else ""),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     changes = api_changes(api_status_in(Path(sys.executable)), api_status_in(python))

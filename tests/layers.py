@@ -1,4 +1,4 @@
-"""The layers of ``helpers/`` and the rule between them, read from the code's own imports (``tests/test_layers.py``).
+"""The layers of ``helpers/`` and the rule between them, read from the code's own imports (``tests/test_layers.py`` checks them).
 
 - **plumbing**: what every chapter needs and no chapter teaches (quiet logs, seeds, the notebook parameters, paths, data, the
   model, figures, reading event files, free ports, the exercises' self-check);
@@ -25,11 +25,13 @@ LAYER_OF = {
     "helpers.parameters": "plumbing",
     "helpers.paths": "plumbing",
     "helpers.errors": "plumbing",
+    "helpers.failures": "plumbing",
     "helpers.data": "plumbing",
     "helpers.models": "plumbing",
     "helpers.plots": "plumbing",
     "helpers.logs": "plumbing",
     "helpers.ports": "plumbing",
+    "helpers.processes": "plumbing",
     "helpers.exercises": "plumbing",
     "helpers.clipping": "technique",
     "helpers.schedules": "technique",

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from helpers.paths import repo_root
+from helpers.processes import Deadline
 from helpers.train.cluster import TF_CONFIG, local_tf_configs
 from helpers.train.run_folder import RunFolder, shown
 
@@ -68,25 +69,25 @@ def signal_at_step(
     before the checkpoint appears, all of them are killed and an ``AssertionError`` or
     ``TimeoutError`` says why.
     """
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     try:
         _wait_for_checkpoint(processes, folder, step, deadline, timeout)
         time.sleep(delay)
         os.kill(processes[target].pid, signal_number)
-        return [finish(process, timeout=max(deadline - time.monotonic(), 30.0)) for process in processes]
+        return [finish(process, timeout=max(deadline.left(), 30.0)) for process in processes]
     finally:
         stop(processes)
 
 
-def _wait_for_checkpoint(processes: Sequence[subprocess.Popen[str]], folder: RunFolder, step: int, deadline: float, timeout: float) -> None:
+def _wait_for_checkpoint(processes: Sequence[subprocess.Popen[str]], folder: RunFolder, step: int, deadline: Deadline, timeout: float) -> None:
     while folder.latest_step() < step:
         for process in processes:
             if process.poll() is not None:
                 stderr = process.stderr.read()[-1500:] if process.stderr else ""
                 raise AssertionError(f"process {process.pid} ended (status {process.returncode}) before checkpoint {step}: {stderr}")
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise TimeoutError(f"no checkpoint at step {step} or later in {shown(folder.checkpoints)} within {timeout:.0f} s")
-        time.sleep(0.01)
+        deadline.pause(0.01)
 
 
 def stop(processes: Iterable[subprocess.Popen[str]]) -> None:

@@ -1,5 +1,5 @@
-"""helpers.train.harness and signals, through real processes of the command: SIGTERM saves at the current step and the
-rerun resumes exactly; the harness stops every process it started.
+"""helpers.train.launch and signals, through real processes of the command: SIGTERM saves at the current step and the
+rerun resumes exactly; launch stops every process it started.
 
 Proved by the chapters instead, which the suite runs twice (nbval, and papermill with other parameters):
 a crash (``--crash-at-step``), a real ``SIGKILL`` and Ctrl-C (``SIGINT``), each followed by a rerun that

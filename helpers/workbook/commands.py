@@ -1,0 +1,326 @@
+"""The workbook's command line, every command of ``python -m helpers.workbook`` (what the Makefile's targets run).
+
+    python -m helpers.workbook list
+    python -m helpers.workbook run [--only 01 03] [--fast] [-p SEED 7] [--output-dir DIR]
+    python -m helpers.workbook refresh [01 ...]
+    python -m helpers.workbook book
+    python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
+    python -m helpers.workbook course [01 ...]
+    python -m helpers.workbook grade [--from FOLDER] [--timeout SECONDS]
+    python -m helpers.workbook translations update|check [FILE.po ...]
+    python -m helpers.workbook drift [--nightly] [--only 01 ...]
+    python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
+
+Each command is a small function here that calls the module doing the work: :mod:`~helpers.workbook.executor`
+(running notebooks), :mod:`~helpers.workbook.refresh`, :mod:`~helpers.workbook.book`, :mod:`~helpers.workbook.lab`,
+:mod:`~helpers.workbook.course`, :mod:`~helpers.workbook.catalogs` and :mod:`~helpers.workbook.translations`, :mod:`~helpers.workbook.drift`,
+:mod:`~helpers.workbook.configurations`. They import those modules only when they run, so ``list``, ``lab``
+and ``grade`` load no Sphinx. An expected failure is a :class:`helpers.failures.CommandError`: one line on
+stderr and the exit status its class carries (:data:`ERRORS`, listed by ``--help``); anything else is a bug
+and ends with its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from helpers.failures import CommandError, UsageError, report, status_table, status_text
+from helpers.parameters import PARAMETERS, ParameterError, check_parameters
+from helpers.paths import build_root, display_path
+from helpers.workbook import executor
+from helpers.workbook.book import BookError
+from helpers.workbook.course import CELL_TIMEOUT_SECONDS, CourseError
+from helpers.workbook.editions import EDITIONS_LINE, LANGUAGES
+from helpers.workbook.lab import LabError, PortTaken, port_number
+
+
+class NotebooksFailed(CommandError):
+    """A notebook failed (``run``, ``refresh``, ``configs``); each one is named with its cell above this line."""
+
+    meaning = "a notebook failed (run, refresh, configs)"
+
+
+class TranslationsNeeded(CommandError):
+    """A message of the ``.po`` files needs a translator (``translations``); each one is listed above this line."""
+
+    meaning = "a message needs a translator (translations)"
+
+
+class Drifted(CommandError):
+    """The workbook drifted under the newest TensorFlow (``drift``): ``build/drift/report.md`` says where."""
+
+    meaning = "the workbook drifted (drift)"
+
+
+class EnvironmentFailed(CommandError):
+    """A command drift or configs needed (a virtual environment's install, a run in it) failed; the line names it."""
+
+    exit_status = 2
+    meaning = "the drift environment could not be built or run (drift, configs)"
+
+
+#: Every error the commands turn into one line and an exit status; ``--help`` lists the statuses from them.
+ERRORS: tuple[type[CommandError], ...] = (
+    NotebooksFailed, TranslationsNeeded, Drifted, LabError, UsageError, ParameterError, PortTaken, EnvironmentFailed, BookError, CourseError,
+)  # fmt: skip
+#: The exit statuses, derived from :data:`ERRORS` (``python -m helpers.workbook --help`` shows them).
+EXIT_STATUSES = status_table(ERRORS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a :class:`~helpers.failures.CommandError` becomes ``prog: error: <line>`` on stderr and its status."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except CommandError as error:
+        return report(error, f"{parser.prog}: error")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per command, each with its handler (``args.handler``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.workbook", description="Run, check, render and serve the workbook.", epilog=status_text(EXIT_STATUSES)
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _run_parsers(sub)
+    _serving_parsers(sub)
+    _maintenance_parsers(sub)
+    return parser
+
+
+def _run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser("run", help="execute notebooks in order into the build area, print a report, build the book of the run")
+    run.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="run only these (number prefix or name)")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="papermill parameter, e.g. -p SEED 7")
+    run.add_argument("--fast", action="store_true", help="pass FAST=True: fewer steps, same checks")
+    run.add_argument("--output-dir", help="where executed copies go (default build/executed)")
+    run.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    run.set_defaults(handler=run_command)
+    refresh = sub.add_parser("refresh", help="re-execute notebooks and store their clean outputs in place")
+    refresh.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
+    refresh.add_argument("--no-progress", action="store_true")
+    refresh.set_defaults(handler=refresh_command)
+    sub.add_parser("list", help="list the notebooks in order").set_defaults(handler=list_command)
+
+
+def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    book = sub.add_parser("book", help="build the HTML book in build/book from the stored outputs (make run builds it from its own run)")
+    book.set_defaults(handler=book_command)
+    lab = sub.add_parser("lab", help="open the workbook in JupyterLab on 127.0.0.1 (token in the printed URL)")
+    lab.add_argument("--port", type=port_number, default=8888, help="port on 127.0.0.1 (default: 8888)")
+    lab.add_argument("--course", action="store_true", help="serve the course folder (make course) with nbgrader's formgrader")
+    languages = [language for language, _, _ in LANGUAGES]
+    lab.add_argument("--lang", choices=languages, default=languages[0], help="en (the notebooks) or zh_CN (translated copies, JupyterLab in Chinese)")
+    lab.set_defaults(handler=lab_command)
+    course = sub.add_parser("course", help="build the nbgrader course in build/course: the teacher's version and the students' release")
+    course.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
+    course.set_defaults(handler=course_command)
+    grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
+    grade.add_argument("--from", dest="source", type=Path, help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first")
+    grade.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds a cell may run (default: %(default)s)")
+    grade.set_defaults(handler=grade_command)
+
+
+def _maintenance_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    translations = sub.add_parser("translations", help="the Chinese edition's .po files: update them from the English, or check them")
+    action = translations.add_subparsers(dest="action", required=True)
+    action.add_parser("update", help="merge new and changed English messages into the .po files, then check them")
+    check = action.add_parser("check", help="list untranslated, fuzzy and inconsistent messages")
+    check.add_argument("files", nargs="*", type=Path, help=".po files (default: all)")
+    check.add_argument("--no-terms", action="store_true", help="skip the glossary-term check")
+    translations.set_defaults(handler=translations_command)
+    drift = sub.add_parser("drift", help="run the workbook against the newest TensorFlow in its own venv; report in build/drift/report.md")
+    drift.add_argument("--nightly", action="store_true", help="tf-nightly, keras-nightly and tb-nightly instead of the latest releases")
+    drift.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
+    drift.add_argument("--reuse", action="store_true", help="reuse the drift environment (build/drift/venv-latest or venv-nightly) as it is: no install")
+    drift.add_argument("--compare-only", action="store_true", help="compare the last run's notebooks again and rewrite the report (no install, no run)")
+    drift.set_defaults(handler=drift_command)
+    configs = sub.add_parser("configs", help="run the workbook with oneDNN's CPU kernels off and on; report in build/configurations/report.md")
+    configs.add_argument("names", nargs="*", metavar="CONFIGURATION", help="which ones (default: all): onednn-off, onednn-on")
+    configs.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
+    configs.set_defaults(handler=configs_command)
+
+
+def parse_value(text: str) -> object:
+    """A parameter value as papermill's CLI would infer it: Python literal if it is one, else str."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def report_table(results: Sequence[executor.Result]) -> str:
+    """A Markdown table of notebook, status and wall time, with a total line."""
+    lines = ["| notebook | status | wall time |", "|---|---|---:|"]
+    for result in results:
+        status = "ok" if result.ok else f"FAILED: {result.failure}"
+        lines.append(f"| {result.name} | {status} | {result.seconds:.1f} s |")
+    failed = sum(not result.ok for result in results)
+    total = sum(result.seconds for result in results)
+    lines.append(f"| **{len(results)} notebooks** | {'ok' if not failed else f'{failed} failed'} | {total:.1f} s |")
+    return "\n".join(lines)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``make run``: execute the chosen notebooks, print and write the report, build the book of the run."""
+    paths = executor.select(executor.notebooks(), args.only)
+    parameters: dict[str, object] = {name: parse_value(value) for name, value in args.parameter}
+    if args.fast:
+        parameters["FAST"] = True
+    # a value a chapter would refuse in its first code cell is refused here, before any kernel starts (exit 2)
+    check_parameters(**{name: value for name, value in parameters.items() if name in PARAMETERS})
+    output_dir = Path(args.output_dir) if args.output_dir else build_root() / "executed"
+    results: list[executor.Result] = []
+    for number, path in enumerate(paths, start=1):
+        print(f"[{number}/{len(paths)}] {path.stem}", flush=True)
+        result = executor.execute(path, output_dir / path.name, parameters, progress=not args.no_progress)
+        print(f"    {'ok' if result.ok else 'FAILED'} in {result.seconds:.1f} s" + (f": {result.failure}" if not result.ok else ""), flush=True)
+        results.append(result)
+    table = report_table(results)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "report.md").write_text(table + "\n", encoding="utf-8")
+    print(f"\n{table}\n\nexecuted copies and report.md in {display_path(output_dir)}")
+    failures = [result for result in results if not result.ok]
+    try:
+        _book_of_run(results)
+    finally:  # a book that fails (BookError) still lists the notebooks that failed first
+        for result in failures:
+            print(f"FAILED {result.name}: {result.failure} (see {display_path(result.output)})", file=sys.stderr)
+    if failures:
+        raise NotebooksFailed(f"{len(failures)} of {len(results)} notebook(s) failed: {', '.join(result.name for result in failures)}")
+    return 0
+
+
+def _book_of_run(results: Sequence[executor.Result]) -> None:
+    """The book of a run: the chapters it executed with their outputs, the others (``--only``) with their stored ones."""
+    from helpers.workbook import book
+
+    ran = {result.name: book.Chapter(result.output, result.ok, result.seconds) for result in results if result.output.is_file()}
+    chapters = [ran.get(path.stem, book.Chapter(path)) for path in executor.notebooks()]
+    started = time.perf_counter()
+    index = book.build_book(chapters, build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
+    print(f"book: {display_path(index)} ({time.perf_counter() - started:.1f} s; {EDITIONS_LINE}; open it in a browser, it works offline)")
+
+
+def refresh_command(args: argparse.Namespace) -> int:
+    """``make refresh``: store clean outputs of the chosen notebooks; a failing one is kept as it was."""
+    from helpers.workbook.refresh import refresh
+
+    failed = refresh(executor.select(executor.notebooks(), args.notebooks), progress=not args.no_progress)
+    if failed:
+        raise NotebooksFailed(f"{len(failed)} notebook(s) failed and were left unchanged: {', '.join(failed)}")
+    return 0
+
+
+def list_command(_: argparse.Namespace) -> int:
+    """The notebooks in order, one name a line."""
+    for path in executor.notebooks():
+        print(path.stem)
+    return 0
+
+
+def book_command(_: argparse.Namespace) -> int:
+    """Build the book from the notebooks' stored outputs, without executing anything (:class:`BookError` keeps the previous book)."""
+    from helpers.workbook import book
+
+    index = book.build_book([book.Chapter(path) for path in executor.notebooks()], build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
+    print(f"book: {display_path(index)} ({EDITIONS_LINE})")
+    return 0
+
+
+def lab_command(args: argparse.Namespace) -> int:
+    """``make lab``: JupyterLab on 127.0.0.1 (:func:`helpers.workbook.lab.serve`); its exit status."""
+    from helpers.workbook import lab
+
+    return lab.serve(args.port, language=args.lang, course=args.course)
+
+
+def course_command(args: argparse.Namespace) -> int:
+    """Build the course from the chosen chapters and say where its two versions are."""
+    from helpers.workbook import course
+
+    root = course.build_course(executor.select(executor.notebooks(), args.notebooks))
+    print(f"course: {root} (teacher's version in source/, students' in release/); grade with: make grade")
+    return 0
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    """Grade what students returned and print the summary; 0 even when a notebook could not be graded (its row says why)."""
+    from helpers.workbook import course
+
+    root = course.course_root()
+    if not (root / "source").is_dir():
+        raise UsageError(f"no course in {root}: build it first with make course")
+    if args.source is not None:
+        course.collect(root, args.source)
+    if not course.submissions(root):
+        raise UsageError(f"nothing to grade: no returned notebook in {root / 'submitted'} (<student>/<chapter>/<chapter>.ipynb)")
+    print(course.summary(course.grade(root, timeout=args.timeout)))
+    print(f"\nfeedback in {root / 'feedback'} (one HTML page per student and chapter), gradebook in {root / 'grades.csv'}")
+    return 0
+
+
+def translations_command(args: argparse.Namespace) -> int:
+    """``make translations``: update the ``.po`` files (``update``) or only check them (``check``); list every problem."""
+    from helpers.workbook import catalogs, translations
+
+    if args.action == "update":
+        catalogs.update()
+        files, terms = None, True
+    else:
+        files, terms = [path.resolve() for path in args.files] or None, not args.no_terms
+    found = translations.problems(files, check_terms=terms)
+    for problem in found:
+        print(problem)
+    count = len(catalogs.catalogs()) if files is None else len(files)
+    print(f"{len(found)} problem(s) in {count} catalog(s)" + ("" if found else ": every message is translated and consistent"))
+    if found:
+        raise TranslationsNeeded(f"{len(found)} message(s) need a translator")
+    return 0
+
+
+def drift_command(args: argparse.Namespace) -> int:
+    """``make drift``: the workbook against the newest TensorFlow (:mod:`helpers.workbook.drift`); 1 when something drifted."""
+    import json
+    import subprocess
+
+    from helpers.workbook.drift.run import drift
+
+    executor.select(executor.notebooks(), args.only)  # a bad --only fails here, before anything is installed
+    try:
+        report_file = drift(nightly=args.nightly, only=args.only, reuse=args.reuse, compare_only=args.compare_only)
+    except subprocess.CalledProcessError as error:
+        raise EnvironmentFailed(f"`{' '.join(map(str, error.cmd))}` failed with exit status {error.returncode}") from None
+    print(report_file.read_text(encoding="utf-8"))
+    print(f"report: {display_path(report_file)} and report.json beside it")
+    document = json.loads(report_file.with_suffix(".json").read_text(encoding="utf-8"))
+    drifted = [entry["name"] for entry in document["notebooks"] if entry["verdict"] != "unchanged" or entry["new_warnings"]]
+    failing_checks = [test for test, line in document["checks"].items() if "failed" in line or "error" in line]
+    if drifted or failing_checks or document["api_changes"]:
+        raise Drifted(f"drifted: {', '.join([*drifted, *failing_checks, *document['api_changes']])}")
+    return 0
+
+
+def configs_command(args: argparse.Namespace) -> int:
+    """``make configs``: every notebook in each kernel configuration (:mod:`helpers.workbook.configurations`); 1 when one failed."""
+    import subprocess
+
+    from helpers.workbook import configurations
+
+    chosen = [configurations.configuration(name) for name in args.names] or list(configurations.CONFIGURATIONS)
+    executor.select(executor.notebooks(), args.only)  # a bad --only fails here, before anything runs
+    try:
+        report_file, failed = configurations.run_all(chosen, args.only, args.names)
+    except subprocess.CalledProcessError as error:
+        raise EnvironmentFailed(f"`{' '.join(map(str, error.cmd))}` failed with exit status {error.returncode}") from None
+    print(report_file.read_text(encoding="utf-8"))
+    print(f"report: {display_path(report_file)} and report.json beside it")
+    if failed:
+        raise NotebooksFailed(f"failed in a configuration: {', '.join(failed)}")
+    return 0
