@@ -101,6 +101,7 @@ def test_an_executed_copy_is_kept_with_its_time_and_found_by_the_run_key(tmp_pat
     cache.store_executed(key, chapter, 12.34)
     found = cache.executed(key)
     assert found is not None and found[1] == 12.3 and json.loads(found[0].read_text()) == json.loads(chapter.read_text())
+    assert found[0].name == chapter.name, "under the chapter's own name, as the book names its page"
 
 
 def test_the_parameters_cell_is_read_without_running_it() -> None:

@@ -9,9 +9,10 @@ TensorFlow versions and the CPU (which decides TensorFlow's CPU kernels). Two us
   (``tests/chapter_runs.py`` adds to the key what that validation compares with: the stored outputs and the
   comparison rules). A local ``make test`` does not execute that run again while its key is unchanged, and
   reports it as *skipped*, naming the key, never as a fresh pass.
-- ``executed``: ``make run`` stores each chapter it executed with the default parameters and no failure;
-  ``make book`` builds a chapter from that copy (and shows its run) while its key is unchanged, from the stored
-  outputs otherwise. ``make run --cached`` reuses such a copy instead of executing the chapter again.
+- ``executed``: ``make run`` stores each chapter it executed without a failure, under the key of its parameters;
+  ``make book`` builds a chapter from the copy of a default run (and shows that run in its index) while the
+  chapter's key is unchanged, from the stored outputs otherwise. ``make run`` always executes (running the
+  workbook is its job) unless asked: ``make run ARGS=--cached`` reuses such a copy instead.
 
 A fresh clone has no ``build/``, so what CI runs validates everything. Entries are small JSON files (and, for
 ``executed``, the executed notebook) named by their key: a changed input simply makes a new key, and
@@ -176,16 +177,16 @@ def run_key(notebook: Path, parameters: Mapping[str, object]) -> str:
     return key(content, values, {ONEDNN_VARIABLE: os.environ.get(ONEDNN_VARIABLE, "")})
 
 
-def executed_copy(run_key: str) -> Path:
-    """Where the ``executed`` entry of ``run_key`` keeps its executed notebook."""
-    return cache_root() / "executed" / f"{run_key}.ipynb"
+def executed_copy(run_key: str, chapter: str) -> Path:
+    """Where the ``executed`` entry of ``run_key`` keeps its executed notebook, under the chapter's own file name."""
+    return cache_root() / "executed" / run_key / f"{chapter}.ipynb"
 
 
 def store_executed(run_key: str, executed: Path, seconds: float) -> None:
     """Keep a copy of a chapter that executed without failure, with its time (nothing when the cache is off)."""
     if not enabled():
         return
-    copy = executed_copy(run_key)
+    copy = executed_copy(run_key, executed.stem)
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(executed, copy)
     record("executed", run_key, {"chapter": executed.stem, "seconds": round(seconds, 1)})
@@ -194,10 +195,10 @@ def store_executed(run_key: str, executed: Path, seconds: float) -> None:
 def executed(run_key: str) -> tuple[Path, float] | None:
     """The executed copy stored under ``run_key`` and its run's seconds, or ``None``."""
     entry = lookup("executed", run_key)
-    copy = executed_copy(run_key)
-    if entry is None or not copy.is_file():
+    if entry is None:
         return None
-    return copy, float(entry.get("seconds", 0.0))
+    copy = executed_copy(run_key, str(entry.get("chapter", "")))
+    return (copy, float(entry.get("seconds", 0.0))) if copy.is_file() else None
 
 
 def short(run_key: str) -> str:

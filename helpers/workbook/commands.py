@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from pathlib import Path
 from helpers.failures import CommandError, UsageError, report, status_table, status_text
 from helpers.parameters import PARAMETERS, ParameterError, check_parameters
 from helpers.paths import build_root, display_path
-from helpers.workbook import executor
+from helpers.workbook import cache, executor
 from helpers.workbook.book import BookError
 from helpers.workbook.course import CELL_TIMEOUT_SECONDS, CourseError
 from helpers.workbook.editions import EDITIONS_LINE, LANGUAGES
@@ -101,6 +102,9 @@ def _run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--fast", action="store_true", help="pass FAST=True: fewer steps, same checks")
     run.add_argument("--output-dir", help="where executed copies go (default build/executed)")
     run.add_argument("--no-progress", action="store_true", help="no per-cell progress bar")
+    run.add_argument(
+        "--cached", action="store_true", help="reuse a chapter's executed copy from build/cache when its content key is unchanged (helpers.workbook.cache)"
+    )
     run.set_defaults(handler=run_command)
     refresh = sub.add_parser("refresh", help="re-execute notebooks and store their clean outputs in place")
     refresh.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: all)")
@@ -159,7 +163,7 @@ def report_table(results: Sequence[executor.Result]) -> str:
     """A Markdown table of notebook, status and wall time, with a total line."""
     lines = ["| notebook | status | wall time |", "|---|---|---:|"]
     for result in results:
-        status = "ok" if result.ok else f"FAILED: {result.failure}"
+        status = f"ok (cached: key {result.cached}, the time of its run)" if result.cached else "ok" if result.ok else f"FAILED: {result.failure}"
         lines.append(f"| {result.name} | {status} | {result.seconds:.1f} s |")
     failed = sum(not result.ok for result in results)
     total = sum(result.seconds for result in results)
@@ -179,8 +183,18 @@ def run_command(args: argparse.Namespace) -> int:
     results: list[executor.Result] = []
     for number, path in enumerate(paths, start=1):
         print(f"[{number}/{len(paths)}] {path.stem}", flush=True)
-        result = executor.execute(path, output_dir / path.name, parameters, progress=not args.no_progress)
-        print(f"    {'ok' if result.ok else 'FAILED'} in {result.seconds:.1f} s" + (f": {result.failure}" if not result.ok else ""), flush=True)
+        key = cache.run_key(path, parameters)
+        hit = cache.executed(key) if args.cached else None
+        if hit is not None:
+            output_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(hit[0], output_dir / path.name)
+            result = executor.Result(path.stem, True, hit[1], output_dir / path.name, cached=cache.short(key))
+            print(f"    cached: key {cache.short(key)} (ran in {hit[1]:.1f} s)", flush=True)
+        else:
+            result = executor.execute(path, output_dir / path.name, parameters, progress=not args.no_progress)
+            print(f"    {'ok' if result.ok else 'FAILED'} in {result.seconds:.1f} s" + (f": {result.failure}" if not result.ok else ""), flush=True)
+            if result.ok:
+                cache.store_executed(key, result.output, result.seconds)
         results.append(result)
     table = report_table(results)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -226,11 +240,20 @@ def list_command(_: argparse.Namespace) -> int:
 
 
 def book_command(_: argparse.Namespace) -> int:
-    """Build the book from the notebooks' stored outputs, without executing anything (:class:`BookError` keeps the previous book)."""
+    """Build the book without executing anything (:class:`BookError` keeps the previous book).
+
+    Each chapter comes from the copy a default ``make run`` executed, while its content key is unchanged
+    (:func:`helpers.workbook.cache.executed`), with that run's status; otherwise from its stored outputs.
+    """
     from helpers.workbook import book
 
-    index = book.build_book([book.Chapter(path) for path in executor.notebooks()], build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
-    print(f"book: {display_path(index)} ({EDITIONS_LINE})")
+    chapters = []
+    for path in executor.notebooks():
+        hit = cache.executed(cache.run_key(path, {}))
+        chapters.append(book.Chapter(hit[0], True, hit[1]) if hit is not None else book.Chapter(path))
+    index = book.build_book(chapters, build_root() / "book", notebooks_dir=executor.NOTEBOOKS_DIR)
+    reused = sum(chapter.ok is not None for chapter in chapters)
+    print(f"book: {display_path(index)} ({EDITIONS_LINE}; {reused} of {len(chapters)} chapters from make run's executed copies, the rest as stored)")
     return 0
 
 

@@ -32,6 +32,7 @@ class Result:
     seconds: float
     output: Path
     failure: str = ""
+    cached: str = ""  #: the cache key (short) when the copy was reused instead of executed (``make run --cached``)
 
 
 def notebooks(directory: Path | None = None) -> list[Path]:
