@@ -107,14 +107,12 @@ def test_a_folder_that_cannot_be_created_is_refused_before_tensorflow_loads(
     assert not Path(run_dir).exists()
 
 
-@pytest.mark.process
-def test_importing_the_package_does_not_import_tensorflow() -> None:
+def test_importing_the_package_does_not_import_tensorflow(python: str) -> None:
     code = "import sys, helpers.train; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=repo_root(), timeout=60)
+    subprocess.run([python, "-c", code], check=True, cwd=repo_root(), timeout=60)
 
 
-@pytest.mark.process
-def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
+def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path, python: str) -> None:
     run_dir = tmp_path / "run"
     folder = training.RunFolder(run_dir)
     folder.checkpoints.mkdir(parents=True)
@@ -126,7 +124,7 @@ def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> 
         "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
         "sys.exit(status)"
     )
-    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
+    refused = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
     assert refused.returncode == training.MISMATCH_EXIT_CODE, refused.stderr[-2000:]
     assert refused.stderr.startswith("error: CheckpointMismatchError:") and "dropout=0.1 there, 0.3 here" in refused.stderr
 
