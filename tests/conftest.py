@@ -4,12 +4,16 @@ the markers that follow from them; and the guard that keeps a run without proces
 **Markers follow from fixtures.** A test that uses a fixture of :data:`STARTS` (directly, through another
 fixture, or with ``@pytest.mark.usefixtures``) starts a process, a server, a Jupyter kernel or a browser,
 and is marked ``process`` at collection: ``make unit`` (``-m "not notebook and not process"``) leaves it
-out, ``make test`` runs it. A notebook collected by nbval is marked ``notebook``.
+out, ``make test`` runs it. A notebook collected by nbval is marked ``notebook``. A test that starts a
+process through the product's own code (a TensorBoard server, a JupyterLab, ``helpers.train`` in a process)
+is still marked ``process`` by hand.
 
 **The guard.** When the selected tests hold no ``process`` or ``notebook`` test (``make unit``, or any run of
 unit tests alone), starting a Jupyter kernel or a process that imports TensorFlow or serves or renders
-something (a Python, TensorBoard, Jupyter, nbgrader, Sphinx, Chromium) fails the test that did it, naming the
-fixture to use, even if the code under test caught the error: a test cannot start a kernel without its marker.
+something (a Python, TensorBoard, Jupyter, nbgrader, Sphinx, Chromium: :func:`guarded_start`) fails the test
+that did it, naming the fixture to use, even if the code under test caught the error: a unit test cannot
+start a kernel. In a run with process tests, a test marked ``process`` by hand that started none of them is
+named in a warning (a unit test that ``make unit`` leaves out).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -102,34 +107,41 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _process_guard(request: pytest.FixtureRequest) -> Iterator[list[str]]:
-    """In a run without process tests: every start of a kernel or a guarded process (:func:`guarded_start`) raises, and is noted.
+    """Every start of a kernel or a guarded process (:func:`guarded_start`), noted; in a run without process tests it also raises.
 
     Session-scoped and autouse, so it is in place before any other fixture of the session is set up.
     """
     started: list[str] = []
-    if not request.config.stash.get(_GUARDED, False):
-        yield started
-        return
+    guarded = request.config.stash.get(_GUARDED, False)
     original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 
-    def refuse(popen: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> Any:
+    def note(popen: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> Any:
         why = guarded_start([args] if isinstance(args, str | bytes | os.PathLike) else list(args))
         if why:
             started.append(why)
-            raise ProcessInUnitRun(f"a run without process tests started {why}")
+            if guarded:
+                raise ProcessInUnitRun(f"a run without process tests started {why}")
         return original(popen, args, *rest, **options)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(subprocess.Popen, "_execute_child", refuse)
+        patch.setattr(subprocess.Popen, "_execute_child", note)
         yield started
 
 
 @pytest.fixture(autouse=True)
 def _no_process_in_a_unit_run(_process_guard: list[str], request: pytest.FixtureRequest) -> Iterator[None]:
-    """Fail the test that started what :func:`_process_guard` refused, even if the code under test caught the error.
+    """In a run without process tests, fail the test that started what :func:`_process_guard` refused, even if the code under
+    test caught the error (checked at set-up too: a fixture of a wider scope, set up for this test, may have started it).
 
-    Checked at set-up too: a fixture of a wider scope, set up for this test, may have started it.
+    In a run with process tests, warn about a test marked ``process`` by hand that started nothing: a unit test left out of ``make unit``.
     """
+    if not request.config.stash.get(_GUARDED, False):
+        before = len(_process_guard)
+        yield
+        item = request.node
+        if item.get_closest_marker("process") and not set(item.fixturenames) & set(STARTS) and len(_process_guard) == before:
+            warnings.warn(pytest.PytestWarning(f"{item.nodeid} is marked process but started no kernel or guarded process"), stacklevel=1)
+        return
     _fail_if_started(_process_guard)
     yield
     _fail_if_started(_process_guard, reported=request.node.stash.get(_FAILED, False))
