@@ -2,8 +2,8 @@
 
 The grading tests return chapters as eight students would: chapter 03 (three exercises worth 1, 2 and 2 points)
 answered with the solutions and with the stored wrong answers, and a tiny chapter without TensorFlow (worth the
-same) broken in six ways, which only nbgrader's mechanics decide. Each gets a row in the gradebook; none stops
-the others from being graded.
+same) broken in six ways, which only nbgrader's mechanics decide; each chapter in a course of its own. Each
+returned notebook gets a row in its course's gradebook; none stops the others from being graded.
 """
 
 from __future__ import annotations
