@@ -55,7 +55,7 @@ test: check $(CHROMEDRIVER) $(CJK_FONT)
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25 $(ARGS)
 
 unit: check
-	$(PY) -m pytest tests -n 2 --dist loadfile -m "not notebook and not process" $(ARGS)
+	$(PY) -m pytest tests -n 2 --dist loadfile -m "not notebook and not process" --durations=15 $(ARGS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run $(ARGS)

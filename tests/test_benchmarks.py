@@ -206,15 +206,13 @@ def test_the_profile_script_traces_both_loops_and_prints_the_executor_table(tmp_
     assert exit_info.value.code == 2
 
 
-@pytest.mark.process
-def test_the_tolerance_script_compares_mirrored_and_single_device_runs() -> None:
+def test_the_tolerance_script_compares_mirrored_and_single_device_runs(python: str) -> None:
     """In a process of its own: it makes two logical CPU devices, which must happen before TensorFlow initialises."""
     import subprocess
-    import sys
 
     from helpers.paths import repo_root
 
-    command = [sys.executable, "-m", "benchmarks.tolerance", "--seeds", "1", "--steps", "2"]
+    command = [python, "-m", "benchmarks.tolerance", "--seeds", "1", "--steps", "2"]
     completed = subprocess.run(command, cwd=repo_root(), capture_output=True, text=True, timeout=600, check=True)
     lines = completed.stdout.splitlines()
     assert [line.split()[0] for line in lines[:2]] == ["SGD", "Adam"], completed.stdout

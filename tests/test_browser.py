@@ -17,12 +17,10 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers.paths import NOTEBOOKS_DIR, build_root
+from helpers.paths import build_root
 from helpers.ports import free_port
-from helpers.workbook import book, executor, lab
+from helpers.workbook import lab
 from helpers.workbook.editions import LANGUAGES
-
-pytestmark = pytest.mark.process
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -86,12 +84,6 @@ CJK_FONT = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
 #: For each edition: a word to search for and the chapter that teaches it.
 SEARCHES = {"en": ("CosineDecay", "04_learning_rate_schedules"), "zh_CN": ("学习率", "04_learning_rate_schedules")}
 _CJK = re.compile("[\u4e00-\u9fff]")
-
-
-@pytest.fixture(scope="module")
-def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The book's folder (its landing page is ``index.html``)."""
-    return book.build_book([book.Chapter(path) for path in executor.notebooks()], tmp_path_factory.mktemp("book") / "book", notebooks_dir=NOTEBOOKS_DIR).parent
 
 
 #: Where a request may go: a local file, data in the page, or the browser's own pages (its new-tab page loads lazily).

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -242,14 +241,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _script(tmp_path: Path, mode: str) -> list[str]:
+def _script(python: str, tmp_path: Path, mode: str) -> list[str]:
     code = SCRIPT.format(tests=str(Path(__file__).parent), folder=str(tmp_path / "ckpt"), mode=mode)
-    return [sys.executable, "-c", code]
+    return [python, "-c", code]
 
 
-@pytest.mark.process
-def test_a_crash_between_writing_and_publishing_keeps_the_previous_latest(tmp_path: Path) -> None:
-    result = subprocess.run(_script(tmp_path, "die-before-publish"), capture_output=True, text=True, timeout=300)
+def test_a_crash_between_writing_and_publishing_keeps_the_previous_latest(tmp_path: Path, python: str) -> None:
+    result = subprocess.run(_script(python, tmp_path, "die-before-publish"), capture_output=True, text=True, timeout=300)
     assert result.returncode == 17, result.stderr[-2000:]
     folder = tmp_path / "ckpt"
     assert (folder / "ckpt-4.index").is_file()  # the torn save's files exist ...
@@ -267,9 +265,8 @@ def _published_step(folder: Path) -> int:
     return int(Path(latest).name.removeprefix("ckpt-")) if latest else -1
 
 
-@pytest.mark.process
-def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path) -> None:
-    process = subprocess.Popen(_script(tmp_path, "save-until-killed"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def test_a_process_killed_while_saving_leaves_a_restorable_latest(tmp_path: Path, python: str) -> None:
+    process = subprocess.Popen(_script(python, tmp_path, "save-until-killed"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         folder = tmp_path / "ckpt"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,11 +12,11 @@ from helpers import environment, paths
 from helpers.seeding import set_seed
 
 
-def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(python: str, code: str, **env: str) -> subprocess.CompletedProcess[str]:
     import os
 
     environ = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"} | env
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ, timeout=300, check=True)
+    return subprocess.run([python, "-c", code], capture_output=True, text=True, env=environ, timeout=300, check=True)
 
 
 def test_min_versions_match_requirements_pins() -> None:
@@ -42,21 +41,20 @@ def test_quiet_tensorflow_logs_rejects_bad_levels() -> None:
         environment.quiet_tensorflow_logs(7)
 
 
-@pytest.mark.process
-def test_quiet_tensorflow_logs_is_idempotent_but_warns_after_a_plain_import() -> None:
-    again = _run("import helpers, warnings; warnings.simplefilter('error'); helpers.quiet_tensorflow_logs(); helpers.quiet_tensorflow_logs()")
+def test_quiet_tensorflow_logs_is_idempotent_but_warns_after_a_plain_import(python: str) -> None:
+    again = _run(python, "import helpers, warnings; warnings.simplefilter('error'); helpers.quiet_tensorflow_logs(); helpers.quiet_tensorflow_logs()")
     assert again.stderr == ""
-    late = _run("import tensorflow, helpers; helpers.quiet_tensorflow_logs()")
+    late = _run(python, "import tensorflow, helpers; helpers.quiet_tensorflow_logs()")
     assert "called after tensorflow was imported" in late.stderr
 
 
-@pytest.mark.process
-def test_tf_cpp_min_log_level_alone_leaves_start_up_lines_but_the_helper_removes_them() -> None:
+def test_tf_cpp_min_log_level_alone_leaves_start_up_lines_but_the_helper_removes_them(python: str) -> None:
     """Why the helper mutes fd 2: in TF 2.21 the variable alone does not silence start-up logs."""
     start = "import tensorflow as tf; tf.config.list_physical_devices(); tf.Variable(1.0)"
-    naive = _run(start, TF_CPP_MIN_LOG_LEVEL="1")
+    naive = _run(python, start, TF_CPP_MIN_LOG_LEVEL="1")
     assert re.search(r"^[IEW]0000 ", naive.stderr, re.MULTILINE), naive.stderr[:500]
     quiet = _run(
+        python,
         "import helpers, sys; helpers.quiet_tensorflow_logs(); " + start + "; print('after', file=sys.stderr)"
     )
     assert quiet.stderr == "after\n"
@@ -104,10 +102,9 @@ def test_check_versions_accepts_the_nightly_distributions(monkeypatch: pytest.Mo
 
 
 
-@pytest.mark.process
 @pytest.mark.parametrize("setting, expected", [("0", False), ("1", True)])
-def test_onednn_enabled_follows_the_environment_variable(setting: str, expected: bool) -> None:
+def test_onednn_enabled_follows_the_environment_variable(python: str, setting: str, expected: bool) -> None:
     """TF_ENABLE_ONEDNN_OPTS forces the kernel family either way, whatever the CPU (read in a new process)."""
     code = "import helpers; helpers.quiet_tensorflow_logs(); from helpers.environment import onednn_enabled; print(onednn_enabled())"
-    completed = _run(code, **{environment.ONEDNN_VARIABLE: setting})
+    completed = _run(python, code, **{environment.ONEDNN_VARIABLE: setting})
     assert completed.stdout.strip().splitlines()[-1] == str(expected)

@@ -108,12 +108,11 @@ def test_a_rate_that_is_not_finite_is_refused_naming_the_step() -> None:
         schedules.evaluate_schedule(lambda step: 1.0 / step if step else math.inf, 3)
 
 
-def test_importing_the_module_does_not_import_tensorflow() -> None:
+def test_importing_the_module_does_not_import_tensorflow(python: str) -> None:
     import subprocess
-    import sys
 
     code = "import sys, helpers.schedules; print('tensorflow' in sys.modules, 'keras' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False False"
 
 

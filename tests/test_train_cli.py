@@ -107,14 +107,12 @@ def test_a_folder_that_cannot_be_created_is_refused_before_tensorflow_loads(
     assert not Path(run_dir).exists()
 
 
-@pytest.mark.process
-def test_importing_the_package_does_not_import_tensorflow() -> None:
+def test_importing_the_package_does_not_import_tensorflow(python: str) -> None:
     code = "import sys, helpers.train; assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=repo_root(), timeout=60)
+    subprocess.run([python, "-c", code], check=True, cwd=repo_root(), timeout=60)
 
 
-@pytest.mark.process
-def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> None:
+def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path, python: str) -> None:
     run_dir = tmp_path / "run"
     folder = training.RunFolder(run_dir)
     folder.checkpoints.mkdir(parents=True)
@@ -126,7 +124,7 @@ def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path) -> 
         "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n"
         "sys.exit(status)"
     )
-    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
+    refused = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=repo_root(), timeout=60)
     assert refused.returncode == training.MISMATCH_EXIT_CODE, refused.stderr[-2000:]
     assert refused.stderr.startswith("error: CheckpointMismatchError:") and "dropout=0.1 there, 0.3 here" in refused.stderr
 
@@ -220,15 +218,14 @@ BUSY_REMEDY = "wait for that run to end or stop it, or give --run-dir another fo
 
 
 @pytest.mark.parametrize("extra", [[], ["--fresh"], ["--dropout", "0.3"]])
-@pytest.mark.process
 def test_a_folder_another_run_holds_is_refused_naming_its_pid(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str], python: str
 ) -> None:
     """Issue 21, item 1: two commands on one --run-dir both used to start and write; with --fresh the second emptied the first's folder."""
     folder = training.RunFolder(tmp_path / "run")
     folder.write_config(training.TrainConfig(run_dir=folder.path, steps=20))  # no checkpoint yet: other options are not refused for it
     monkeypatch.setitem(sys.modules, "helpers.train.run", types.ModuleType("helpers.train.run"))  # no train(): reaching it fails
-    with hold_lock(folder.path) as holder:
+    with hold_lock(python, folder.path) as holder:
         before = folder_state(folder.path)
         assert training.main(["--run-dir", str(folder.path), "--steps", "20", *extra]) == training.USAGE_EXIT_CODE == 2
         assert folder_state(folder.path) == before  # nothing written, nothing emptied, the holder's lock file untouched
@@ -238,10 +235,11 @@ def test_a_folder_another_run_holds_is_refused_naming_its_pid(
     ), captured.err
 
 
-@pytest.mark.process
-def test_a_lock_file_left_by_a_killed_run_does_not_block(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lock_file_left_by_a_killed_run_does_not_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, python: str
+) -> None:
     folder = training.RunFolder(tmp_path / "run")
-    with hold_lock(folder.path) as holder:
+    with hold_lock(python, folder.path) as holder:
         holder.kill()  # SIGKILL: no cleanup; the kernel releases its lock
         holder.wait(timeout=30)
     assert folder.lock_file.read_text() == f"pid {holder.pid}\n"  # left behind

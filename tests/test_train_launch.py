@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import IO
 
@@ -54,10 +53,10 @@ def test_signal_at_step_says_which_process_ended_early_and_reaps_every_one(tmp_p
     assert refused.poll() is not None and waiting.poll() is not None
 
 
-def test_finish_kills_a_process_that_overruns() -> None:
+def test_finish_kills_a_process_that_overruns(python: str) -> None:
     import subprocess
 
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sleeper = subprocess.Popen([python, "-c", "import time; time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with pytest.raises(TimeoutError, match="ran over 0 s and was killed"):
         training.finish(sleeper, timeout=0.2)
     assert sleeper.returncode is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -74,8 +73,7 @@ def test_the_check_names_an_untranslated_and_a_fuzzy_message(tmp_path: Path) -> 
     assert found == [("A new paragraph.", "untranslated"), ("An edited paragraph.", "fuzzy")]
 
 
-@pytest.mark.process  # sphinx-intl, as make translations runs it
-def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_path: Path) -> None:
+def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_path: Path, python: str) -> None:
     """What ``make translations`` does after an English edit: the changed message keeps its old translation, marked fuzzy."""
     old, new = "Save a checkpoint every 20 steps.", "Save a checkpoint every 25 steps."
     locales = tmp_path / "locales"
@@ -91,7 +89,7 @@ def test_an_english_edit_marks_its_translation_fuzzy_and_the_check_names_it(tmp_
     (tmp_path / "pot").mkdir()
     with (tmp_path / "pot" / "05_checkpoints.pot").open("wb") as handle:
         write_po(handle, template)
-    command = [sys.executable, "-m", "sphinx_intl", "update", "-p", str(tmp_path / "pot"), "-l", "zh_CN", "-d", str(locales), "-w", "0"]
+    command = [python, "-m", "sphinx_intl", "update", "-p", str(tmp_path / "pot"), "-l", "zh_CN", "-d", str(locales), "-w", "0"]
     subprocess.run(command, check=True, capture_output=True)
     found = translations.problems(catalogs.catalogs(locales=locales), check_terms=False)
     assert [(problem.msgid, problem.reason.split(":")[0]) for problem in found] == [(new, "fuzzy"), (new, "number 25 changed or missing")]

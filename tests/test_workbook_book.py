@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import json
 import os
 import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -20,17 +24,6 @@ from helpers.workbook.markdown import folded_sections, readme_section
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
 LOCAL_LINK = re.compile(r'(?:href|src)="(?!https?:|mailto:|#|data:)([^"#?]+)(?:\?[^"#]*)?(#[^"]*)?"')
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole book from the stored notebooks, as ``make run`` builds it: the last chapter's run failed."""
-    out = tmp_path_factory.mktemp("book") / "book"
-    chapters = [book.Chapter(path, ok=True, seconds=1.5) for path in executor.notebooks()]
-    chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=2.0)
-    index = book.build_book(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
-    assert index == out / "index.html"
-    return out
 
 
 #: What a notebook saved by JupyterLab says of its language (MyST-NB highlights code cells with it).
@@ -53,32 +46,29 @@ def _pages(edition: Path) -> list[Path]:
     return sorted(path for path in edition.glob("*.html") if path.name not in {"genindex.html", "search.html"})
 
 
-@pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
-def test_the_index_lists_every_chapter_in_order_with_its_run(built: Path, language: str) -> None:
-    index = (built / language / "index.html").read_text(encoding="utf-8")
+def test_the_index_lists_every_chapter_in_order_with_its_run(built_book: Path, language: str) -> None:
+    index = (built_book / language / "index.html").read_text(encoding="utf-8")
     table = index[index.index('class="workbook-chapters'):index.index("</table>")]
     assert re.findall(r'href="(\d{2}_\w+\.html)"', table) == [f"{path.stem}.html" for path in executor.notebooks()]
     for page, shown in re.findall(r'href="(\d{2}_\w+\.html)">(.*?)</a>', table):  # each title whole, code spans included
-        heading = re.search(r"<h1>(.*?)<a class=\"headerlink\"", _article(built / language / page), re.DOTALL)
+        heading = re.search(r"<h1>(.*?)<a class=\"headerlink\"", _article(built_book / language / page), re.DOTALL)
         assert heading and _plain(shown) == _plain(heading.group(1)), (page, _plain(shown))
-    ok, failed = text(language, "ok", seconds=1.5), text(language, "failed", seconds=2.0)
+    ok, failed = text(language, "ok", seconds=1.5), text(language, "failed", seconds=2.0)  # the run built_book shows (tests/conftest.py)
     assert table.count(ok) == len(executor.notebooks()) - 1 and table.count(failed) == 1
     others = re.findall(r'href="(\w+)\.html"', index[index.index("workbook-other-pages"):])
     assert others[:3] == ["seed_map", "glossary", "teaching"]
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_the_landing_page_leads_to_the_english_edition_and_links_both(built: Path) -> None:
-    landing = (built / "index.html").read_text(encoding="utf-8")
+def test_the_landing_page_leads_to_the_english_edition_and_links_both(built_book: Path) -> None:
+    landing = (built_book / "index.html").read_text(encoding="utf-8")
     assert 'url=en/index.html"' in landing and 'href="zh_CN/index.html"' in landing
-    assert sorted(path.name for path in built.iterdir()) == ["en", "index.html", "zh_CN"]
+    assert sorted(path.name for path in built_book.iterdir()) == ["en", "index.html", "zh_CN"]
 
 
-@pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
-def test_pages_are_complete_offline_and_every_link_resolves(built: Path, language: str) -> None:
-    edition = built / language
+def test_pages_are_complete_offline_and_every_link_resolves(built_book: Path, language: str) -> None:
+    edition = built_book / language
     pages = _pages(edition)
     expected = {f"{path.stem}.html" for path in executor.notebooks()} | {"index.html", "seed_map.html", "glossary.html", "teaching.html"}
     assert {page.name for page in pages} == expected
@@ -97,10 +87,9 @@ def test_pages_are_complete_offline_and_every_link_resolves(built: Path, languag
             assert not url.startswith(("http:", "https:", "//")), f"{css.name} loads {url}"
 
 
-@pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
-def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_download(built: Path, language: str) -> None:
-    edition = built / language
+def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_download(built_book: Path, language: str) -> None:
+    edition = built_book / language
     chapter = (edition / "08_capstone.html").read_text(encoding="utf-8")
     stored = nbformat.read(NOTEBOOKS_DIR / "08_capstone.ipynb", as_version=4)
     solutions = [cell for cell in stored.cells if "solution" in cell.metadata.get("tags", [])]
@@ -115,31 +104,28 @@ def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_down
     assert 'data-mode="dark"' in chapter or "theme-switch-button" in chapter  # the light/dark switch
 
 
-@pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
-def test_every_page_links_the_same_page_in_the_other_edition(built: Path, language: str) -> None:
+def test_every_page_links_the_same_page_in_the_other_edition(built_book: Path, language: str) -> None:
     other = next(name for name in EDITIONS if name != language)
-    for page in _pages(built / language):
+    for page in _pages(built_book / language):
         content = page.read_text(encoding="utf-8")
         assert f'href="../{other}/{page.name}"' in content, f"{language}/{page.name} has no switch to {other}"
-        assert (built / other / page.name).is_file()
+        assert (built_book / other / page.name).is_file()
 
 
-@pytest.mark.process  # sphinx-build, once per language
 @pytest.mark.parametrize("language", EDITIONS)
-def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book(built: Path, language: str) -> None:
+def test_every_page_ends_with_the_licences_and_their_links_open_them_in_the_book(built_book: Path, language: str) -> None:
     footer = text(language, "footer")
-    for page in _pages(built / language):
+    for page in _pages(built_book / language):
         assert footer in page.read_text(encoding="utf-8"), f"{language}/{page.name} lacks the licence line"
     for source in book.LICENSE_FILES:
-        assert (built / language / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
+        assert (built_book / language / f"{source.name}.txt").read_bytes() == source.read_bytes(), source.name
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outputs(built: Path) -> None:
+def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outputs(built_book: Path) -> None:
     messages = translated_copies.translated_messages("04_learning_rate_schedules")
     title = "04 · Learning-rate schedules"
-    english, chinese = ((built / language / "04_learning_rate_schedules.html").read_text(encoding="utf-8") for language in EDITIONS)
+    english, chinese = ((built_book / language / "04_learning_rate_schedules.html").read_text(encoding="utf-8") for language in EDITIONS)
     if title in messages:
         assert html.escape(messages[title]) in chinese and f"<h1>{title}" not in chinese.replace("<span", "")
     code = re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', english, re.DOTALL)
@@ -165,11 +151,10 @@ def _pages_found(index: dict[str, object], word: str) -> set[str]:
     return found
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_search_finds_a_term_in_each_language(built: Path) -> None:
-    assert "04_learning_rate_schedules" in _pages_found(_search_index(built / "en"), "cosinedecay")
+def test_search_finds_a_term_in_each_language(built_book: Path) -> None:
+    assert "04_learning_rate_schedules" in _pages_found(_search_index(built_book / "en"), "cosinedecay")
     # the glossary's Chinese terms are words of the Chinese search (jieba would cut 学习率 into 学习 + 率)
-    chinese = _search_index(built / "zh_CN")
+    chinese = _search_index(built_book / "zh_CN")
     assert {"04_learning_rate_schedules", "glossary"} <= _pages_found(chinese, "学习率")
     assert "05_checkpoints" in _pages_found(chinese, "检查点")
 
@@ -195,23 +180,6 @@ def test_a_folded_heading_folds_its_section_up_to_the_next_heading_of_its_level(
     assert folded_sections(_folding_notebook()) == [(3, 6), (6, 6)]
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_the_book_renders_a_folded_section_closed_under_its_heading(tmp_path: Path) -> None:
-    notebook = _folding_notebook()
-    notebook.cells.insert(0, nbformat.v4.new_markdown_cell("# 00 · Folds\n\nWhat the folds teach."))
-    (tmp_path / "notebooks").mkdir()
-    nbformat.write(notebook, tmp_path / "notebooks" / "00_fold.ipynb")
-    out = tmp_path / "book"
-    book.build_book([book.Chapter(tmp_path / "notebooks" / "00_fold.ipynb")], out, notebooks_dir=tmp_path / "notebooks")
-    for language in EDITIONS:
-        page = _article(out / language / "00_fold.html")
-        folded = re.findall(r'<details class="workbook-fold"><summary>([^<]*)</summary>', page)
-        assert folded == [text(language, "fold", count=4), text(language, "fold_one")] and "<details open" not in page
-        opened, closed = page.index(folded[0]), page.rindex("</details>")
-        assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
-        assert page.index('id="history-how-it-was"') < opened < page.index('id="deeper"')  # the heading itself stays in sight
-
-
 @pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
 def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
@@ -220,13 +188,21 @@ def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
 
 
 def _tiny_chapters(notebooks: Path) -> list[Path]:
-    """Two small chapters, ``00_first`` and ``01_second``, each a title, a summary and a code cell with its output."""
+    """Three small chapters: ``00_first`` and ``01_second``, each a title, a summary and a code cell with its output
+    (``01_second`` then ends with an error, as papermill leaves a chapter whose run failed), and ``02_fold``, the folds."""
     notebooks.mkdir(parents=True, exist_ok=True)
     for name in ("00_first", "01_second"):
         code = nbformat.v4.new_code_cell("print(6 * 7)", execution_count=1)
         code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
         cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nWhat {name} teaches."), code]
+        if name == "01_second":
+            failed = nbformat.v4.new_code_cell("raise RuntimeError('boom')", execution_count=2)
+            failed.outputs = [nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=["RuntimeError: boom"])]
+            cells.append(failed)
         nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=PYTHON), notebooks / f"{name}.ipynb")
+    folds = _folding_notebook()
+    folds.cells.insert(0, nbformat.v4.new_markdown_cell("# 02 · Folds\n\nWhat the folds teach."))
+    nbformat.write(folds, notebooks / "02_fold.ipynb")
     return executor.notebooks(notebooks)
 
 
@@ -234,9 +210,24 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
-    out = tmp_path / "build" / "book"
+@dataclass(frozen=True)
+class TinyBook:
+    """The tiny chapters' book, built by ``python -m helpers.workbook book`` over a previous book and two builds' leftovers."""
+
+    notebooks: Path  #: the chapters (:func:`_tiny_chapters`)
+    out: Path  #: ``build/book``
+    status: int  #: the command's exit status
+    printed: str  #: what it printed
+    running_build: Path  #: the temporary folder of another build, still at work: it must stay
+
+
+@pytest.fixture(scope="module")
+def tiny_book(tmp_path_factory: pytest.TempPathFactory) -> TinyBook:
+    """The one good tiny build of this file (its tests only read it)."""
+    from helpers.workbook.__main__ import main
+
+    root = tmp_path_factory.mktemp("tiny")
+    out = root / "build" / "book"
     out.mkdir(parents=True)
     (out / "99_removed_chapter.html").write_text("a page of the previous book")
     killed_build = out.parent / ".book.partial-999999999-abc"  # a build killed midway (no such process id)
@@ -244,34 +235,70 @@ def test_a_good_build_replaces_the_previous_book_whole(tmp_path: Path) -> None:
     for folder in (killed_build, running_build):
         folder.mkdir()
         (folder / "index.html").write_text("half a book")
-    paths = _tiny_chapters(tmp_path / "notebooks")
-    index = book.build_book([book.Chapter(path) for path in paths], out, notebooks_dir=tmp_path / "notebooks")
+    notebooks = root / "notebooks"
+    _tiny_chapters(notebooks)
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setattr(executor, "NOTEBOOKS_DIR", notebooks)
+        patch.setenv("WORKBOOK_BUILD_DIR", str(root / "build"))
+        status = main(["book"])
+    return TinyBook(notebooks, out, status, printed.getvalue(), running_build)
+
+
+def test_a_good_build_replaces_the_previous_book_whole(tiny_book: TinyBook) -> None:
+    out = tiny_book.out
+    assert tiny_book.status == 0 and tiny_book.printed.startswith("book: build/book/index.html ("), tiny_book.printed  # the landing page
     pages = ["00_first.html", "01_second.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"]
-    assert index == out / "index.html" and not (out / "99_removed_chapter.html").exists()
+    assert (out / "index.html").is_file() and not (out / "99_removed_chapter.html").exists()
+    assert sorted(path.name for path in out.iterdir()) == ["en", "index.html", "zh_CN"]
     for language in EDITIONS:
         assert set(pages) <= {name.removeprefix(f"{language}/") for name in _files(out) if name.count("/") == 1}
         assert "01_second" in (out / language / "index.html").read_text(encoding="utf-8")
-        assert "42" in (out / language / "01_second.html").read_text(encoding="utf-8")
-    assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", running_build.name])  # its own temporary folder is gone
+        second = (out / language / "01_second.html").read_text(encoding="utf-8")
+        assert "42" in second and "RuntimeError" in second  # a chapter whose run failed is in the book, its error shown
+    assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", tiny_book.running_build.name])  # its own temporary folder is gone
     assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir
 
 
-@pytest.mark.process  # sphinx-build, once per language
+def test_the_book_renders_a_folded_section_closed_under_its_heading(tiny_book: TinyBook) -> None:
+    for language in EDITIONS:
+        page = _article(tiny_book.out / language / "02_fold.html")
+        folded = re.findall(r'<details class="workbook-fold"><summary>([^<]*)</summary>', page)
+        assert folded == [text(language, "fold", count=4), text(language, "fold_one")] and "<details open" not in page
+        opened, closed = page.index(folded[0]), page.rindex("</details>")
+        assert opened < page.index("history_value") < page.index("deeper_value") < closed < page.index("Back to the rule")
+        assert page.index('id="history-how-it-was"') < opened < page.index('id="deeper"')  # the heading itself stays in sight
+
+
+def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tiny_book: TinyBook) -> None:
+    """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
+    page = _article(tiny_book.out / "en" / "teaching.html")
+    assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
+    assert "## The capstone command" not in readme_section("Teaching a course (nbgrader)")
+    assert 'href="teaching.html"' in (tiny_book.out / "en" / "index.html").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="no section '## Nowhere'"):
+        readme_section("Nowhere")
+
+
 def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tiny_book: TinyBook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A notebook truncated to invalid JSON: ``book`` exits 3 with one line naming it; ``build/book`` is the previous book."""
+    """A notebook truncated to invalid JSON: ``book`` exits 3 with one line naming it; ``build/book`` is the previous book.
+
+    The previous book is the tiny book, which ``book`` built from the same chapters; the failing build stops at the
+    damaged file, before any ``sphinx-build``.
+    """
     from helpers.workbook.__main__ import main
 
     notebooks = tmp_path / "notebooks"
-    paths = _tiny_chapters(notebooks)
+    shutil.copytree(tiny_book.notebooks, notebooks)
+    shutil.copytree(tiny_book.out, tmp_path / "build" / "book")
     monkeypatch.setattr(executor, "NOTEBOOKS_DIR", notebooks)
     monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path / "build"))
-    assert main(["book"]) == 0
+    assert tiny_book.status == 0
     previous = _files(tmp_path / "build" / "book")
-    capsys.readouterr()
 
-    damaged = paths[1]
+    damaged = notebooks / "01_second.ipynb"
     damaged.write_text(damaged.read_text(encoding="utf-8")[:200], encoding="utf-8")  # what an editor killed mid-save leaves
     assert main(["book"]) == book.BookError.exit_status == 3
     out, err = capsys.readouterr()
@@ -282,26 +309,28 @@ def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_fil
     assert sorted(path.name for path in (tmp_path / "build").iterdir()) == ["book"]  # the partial build is gone
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tmp_path: Path) -> None:
-    """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
-    out = tmp_path / "book"
-    book.build_book([book.Chapter(path) for path in _tiny_chapters(tmp_path / "notebooks")], out, notebooks_dir=tmp_path / "notebooks")
-    page = _article(out / "en" / "teaching.html")
-    assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
-    assert "## The capstone command" not in readme_section("Teaching a course (nbgrader)")
-    assert 'href="teaching.html"' in (out / "en" / "index.html").read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match="no section '## Nowhere'"):
-        readme_section("Nowhere")
+@dataclass(frozen=True)
+class FailedBuild:
+    """A build that ``sphinx-build`` refused: the error, and where the book would have gone."""
+
+    error: book.BookError
+    out: Path
 
 
-@pytest.mark.process  # sphinx-build, once per language
-def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(tmp_path: Path) -> None:
-    """Warnings are errors: a link to a heading that does not exist (as JupyterLab would write it) stops the build."""
-    paths = _tiny_chapters(tmp_path / "notebooks")
+@pytest.fixture(scope="module")
+def failing_tiny_build(tmp_path_factory: pytest.TempPathFactory) -> FailedBuild:
+    """The one failing tiny build of this file: ``01_second`` links to a heading of ``00_first`` that does not exist."""
+    root = tmp_path_factory.mktemp("failing")
+    paths = _tiny_chapters(root / "notebooks")
     notebook = nbformat.read(paths[1], as_version=4)
     notebook.cells[0].source += "\n\nSee [the first chapter](00_first.ipynb#No-such-heading)."
     nbformat.write(notebook, paths[1])
-    with pytest.raises(book.BookError, match=r"01_second.*No-such-heading"):
-        book.build_book([book.Chapter(path) for path in paths], tmp_path / "book", notebooks_dir=tmp_path / "notebooks")
-    assert not (tmp_path / "book").exists()
+    with pytest.raises(book.BookError) as raised:
+        book.build_book([book.Chapter(path) for path in paths], root / "book", notebooks_dir=root / "notebooks")
+    return FailedBuild(raised.value, root / "book")
+
+
+def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(failing_tiny_build: FailedBuild) -> None:
+    """Warnings are errors: a link to a heading that does not exist (as JupyterLab would write it) stops the build."""
+    assert re.search(r"01_second.*No-such-heading", str(failing_tiny_build.error)), failing_tiny_build.error
+    assert not failing_tiny_build.out.exists()

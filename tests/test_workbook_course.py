@@ -1,8 +1,9 @@
 """The workbook as an nbgrader course (issue 22): ``make course`` from the real chapters, and ``make grade`` with nbgrader's own commands.
 
-The grading tests return one chapter (03, three exercises worth 1, 2 and 2 points) as eight students would:
-answered with the solutions, with the stored wrong answers, and six ways of breaking it. Each gets a row
-in the gradebook; none stops the others from being graded.
+The grading tests return chapters as eight students would: chapter 03 (three exercises worth 1, 2 and 2 points)
+answered with the solutions and with the stored wrong answers, and a tiny chapter without TensorFlow (worth the
+same) broken in six ways, which only nbgrader's mechanics decide; each chapter in a course of its own. Each
+returned notebook gets a row in its course's gradebook; none stops the others from being graded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 
 from helpers.workbook import course, executor
-from helpers.workbook.exercise_layout import Exercise, find
+from helpers.workbook.exercise_layout import CHECK_TAG, EXERCISE_KEY, SOLUTION_TAG, STUB_TAG, Exercise, find
 
 #: The chapter the grading tests return: three exercises, one of each kind of answer (values, a train step, a function).
 CHAPTER = "03_gradient_clipping"
@@ -111,6 +112,81 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
 
 # --- grading returned notebooks ------------------------------------------------------------------------------
 
+#: The chapter that exercises nbgrader's mechanics: three exercises worth 1, 2 and 2 points, like chapter 03's, in a
+#: chapter that imports no TensorFlow (its cells take milliseconds), so it is graded in seconds.
+TINY_CHAPTER = "00_tiny_grading"
+#: The time limit of a cell of the tiny chapter: every cell of it is instant, so the endless one is cut soon.
+TINY_TIMEOUT = 10
+
+
+def _exercise(number: int, task: str, stub: str, check: str, solution: str, points: int, wrong: dict[str, str], right: str) -> list[Any]:
+    """An exercise's four cells, in the layout of helpers/exercises.py: the task, the stub, the check, the solution and its answers."""
+    check_cell = nbformat.v4.new_code_cell(f'with exercises.check("Exercise {number}", hint="read the task again"):\n{check}')
+    answers = {"points": points, "wrong_answers": [{"code": code, "mistake": mistake} for code, mistake in wrong.items()], "right_answers": [right]}
+    cells = [
+        nbformat.v4.new_markdown_cell(f"**Exercise {number}.** {task}"),
+        nbformat.v4.new_code_cell(stub, metadata={"tags": [STUB_TAG]}),
+        check_cell,
+        nbformat.v4.new_markdown_cell(f"<details><summary>Solution</summary>\n\n```python\n{solution}\n```\n\n</details>", metadata={"tags": [SOLUTION_TAG]}),
+    ]
+    check_cell.metadata["tags"] = [CHECK_TAG]
+    cells[3].metadata[EXERCISE_KEY] = answers
+    return cells
+
+
+def tiny_chapter(folder: Path) -> Path:
+    """A chapter without TensorFlow, in the workbook's exercise layout: a value (1 point), a loop (2), a function (2)."""
+    cells = [
+        nbformat.v4.new_markdown_cell(f"# {TINY_CHAPTER}\n\nThree exercises that take no time to run."),
+        nbformat.v4.new_code_cell("from helpers import exercises"),
+        *_exercise(
+            1, "Set `answer` to 42.", "answer = ...  # a whole number",
+            "    exercises.answered(answer)\n    assert isinstance(answer, int), \"a whole number, please\"\n"
+            "    assert answer >= 42, \"too small\"\n    assert answer <= 42, \"too large\"",
+            "answer = 42", 1, {"answer = 41": "too small", "answer = 43": "too large", "answer = '42'": "a whole number"}, "answer = 6 * 7",
+        ),
+        *_exercise(
+            2, "Set `total` to the sum of 0, 1, ..., 9.", "total = ...",
+            "    exercises.answered(total)\n    assert total != 36, \"stops one short\"\n    assert total != 55, \"counts 10 too\"\n"
+            "    assert isinstance(total, int), \"a number, please\"\n    assert total == 45, \"not the sum\"",
+            "total = sum(range(10))", 2, {"total = sum(range(9))": "stops one short", "total = sum(range(11))": "counts 10 too", "total = '45'": "a number"},
+            "total = 0\nfor number in range(10):\n    total += number",
+        ),
+        *_exercise(
+            3, "Write `double(x)`, which returns twice `x`.", "def double(x):\n    raise NotImplementedError",
+            "    assert double(5) != 7, \"adds 2 instead of doubling\"\n    assert double(5) != 25, \"squares instead of doubling\"\n"
+            "    assert isinstance(double(5), int), \"returns text, not a number\"\n    assert double(2) == 4 and double(5) == 10, \"not twice x\"",
+            "def double(x):\n    return 2 * x", 2,
+            {"def double(x):\n    return x + 2": "adds 2", "def double(x):\n    return x ** 2": "squares",
+             "def double(x):\n    return str(x) * 2": "returns text"},
+            "def double(x):\n    return x + x",
+        ),
+    ]  # fmt: skip
+    metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, "language_info": {"name": "python"}}
+    path = folder / f"{TINY_CHAPTER}.ipynb"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=metadata), path)
+    return path
+
+
+def test_the_tiny_chapter_is_in_the_exercise_layout_worth_what_chapter_03_is_and_its_checks_tell_wrong_from_right(tmp_path: Path) -> None:
+    """Its checks run here, in this process (no kernel): the stub unsolved, each wrong answer rejected naming its mistake, each right answer solved."""
+    from helpers import exercises as checks
+
+    notebook = nbformat.read(tiny_chapter(tmp_path), as_version=4)
+    tiny = find(notebook)
+    real = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
+    assert [exercise.points for exercise in tiny] == [exercise.points for exercise in real] == [1, 2, 2]
+    for exercise in tiny:
+        tries = [(notebook.cells[exercise.stub].source, "unsolved", "not solved yet")]
+        tries += [(wrong.code, "rejected", wrong.mistake) for wrong in exercise.wrong_answers]
+        tries += [(right, "solved", "solved.") for right in exercise.right_answers]
+        for code, outcome, said in tries:
+            namespace: dict[str, Any] = {"exercises": checks}
+            exec(code, namespace)
+            exec(notebook.cells[exercise.check].source, namespace)
+            assert (checks.last_outcome(), said in checks.last_feedback()) == (outcome, True), (exercise.number, code, checks.last_feedback())
+
 
 def _cell(notebook: Any, grade_id: str) -> int:
     return next(index for index, cell in enumerate(notebook.cells) if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
@@ -122,9 +198,9 @@ def _answered(notebook: Any, answers: dict[int, str]) -> Any:
     return notebook
 
 
-def _returned(root: Path, student: str, edit: Any) -> None:
-    released = root / "release" / CHAPTER / f"{CHAPTER}.ipynb"
-    folder = root / "returned" / student / CHAPTER
+def _returned(root: Path, chapter: str, student: str, edit: Any) -> None:
+    released = root / "release" / chapter / f"{chapter}.ipynb"
+    folder = root / "returned" / student / chapter
     folder.mkdir(parents=True)
     if isinstance(edit, str):  # the file's text itself
         (folder / released.name).write_text(edit)
@@ -132,12 +208,31 @@ def _returned(root: Path, student: str, edit: Any) -> None:
     nbformat.write(edit(nbformat.read(released, as_version=4)), folder / released.name)
 
 
+def _grade(chapter: Path, root: Path, returned: dict[str, Any], timeout: int) -> dict[str, course.Grade]:
+    """Build the course of ``chapter`` in ``root``, return it as each student of ``returned`` edits it, grade them all."""
+    course.build_course([chapter], root)
+    for student, edit in returned.items():
+        _returned(root, chapter.stem, student, edit)
+    course.collect(root, root / "returned")
+    return {grade.student: grade for grade in course.grade(root, timeout=timeout)}
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
-    root = course.build_course([chapter_path(CHAPTER)], tmp_path_factory.mktemp("grading") / "course")
+def graded_answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
+    """Chapter 03 returned answered with the solutions (ada) and with wrong answers (bo), graded: what the chapter's checks decide."""
     exercises = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
     solutions = {exercise.number: exercise.solution_code for exercise in exercises}
     wrong_odd = {exercise.number: exercise.wrong_answers[0].code if exercise.number % 2 else exercise.other_right_answers[0] for exercise in exercises}
+    returned = {"ada": lambda notebook: _answered(notebook, solutions), "bo": lambda notebook: _answered(notebook, wrong_odd)}
+    return _grade(chapter_path(CHAPTER), tmp_path_factory.mktemp("grading") / "course", returned, TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def graded_mechanics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
+    """The tiny chapter returned broken in six ways, graded: what nbgrader and ``course.grade`` make of each."""
+    root = tmp_path_factory.mktemp("mechanics")
+    chapter = tiny_chapter(root / "chapters")
+    solutions = {exercise.number: exercise.solution_code for exercise in find(nbformat.read(chapter, as_version=4))}
 
     def without(grade_id: str) -> Any:  # answered with the solutions, then one cell deleted
         def edit(notebook: Any) -> Any:
@@ -153,29 +248,24 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
         return notebook
 
     returned = {
-        "ada": lambda notebook: _answered(notebook, solutions),
-        "bo": lambda notebook: _answered(notebook, wrong_odd),
-        "cy": lambda notebook: _answered(notebook, {**solutions, 1: "answer_clipnorm = [g1 * 2 / 5,\n"}),  # a syntax error
+        "cy": lambda notebook: _answered(notebook, {**solutions, 1: "answer = [6 * 7,\n"}),  # a syntax error
         "di": without("exercise-1-check"),
         "ed": check_made_to_pass,
         "fa": without("exercise-3-answer"),
         "gu": lambda notebook: _answered(notebook, {**solutions, 2: "while True:\n    pass\n"}),  # a cell that never ends
         "hu": '{"cells": [',  # not JSON: a file cut short
     }
-    for student, edit in returned.items():
-        _returned(root, student, edit)
-    course.collect(root, root / "returned")
-    return {grade.student: grade for grade in course.grade(root, timeout=TIMEOUT)}
+    return _grade(chapter, root / "course", returned, TINY_TIMEOUT)
 
 
-@pytest.mark.process
-def test_the_solutions_get_full_marks_and_the_wrong_answers_none(graded: dict[str, course.Grade]) -> None:
-    assert (graded["ada"].score, graded["ada"].max_score, graded["ada"].problem) == (5.0, 5.0, "")
-    assert (graded["bo"].score, graded["bo"].max_score) == (2.0, 5.0)  # exercises 1 and 3 wrong (1 + 2 points), exercise 2 right
+def test_the_solutions_get_full_marks_and_the_wrong_answers_none(graded_answers: dict[str, course.Grade]) -> None:
+    assert (graded_answers["ada"].score, graded_answers["ada"].max_score, graded_answers["ada"].problem) == (5.0, 5.0, "")
+    assert (graded_answers["bo"].score, graded_answers["bo"].max_score) == (2.0, 5.0)  # exercises 1 and 3 wrong (1 + 2 points), exercise 2 right
+    assert set(graded_answers) == {"ada", "bo"} and {grade.chapter for grade in graded_answers.values()} == {CHAPTER}
 
 
-@pytest.mark.process
-def test_a_broken_answer_or_check_costs_only_its_exercise(graded: dict[str, course.Grade]) -> None:
+def test_a_broken_answer_or_check_costs_only_its_exercise(graded_mechanics: dict[str, course.Grade]) -> None:
+    graded = graded_mechanics
     assert (graded["cy"].score, graded["cy"].problem) == (4.0, "")  # the syntax error: exercise 1's check raises, the others pass
     # nbgrader puts back an edited check (a locked cell: its source is restored from the gradebook), so exercise 1's stub gets no point ...
     assert (graded["ed"].score, graded["ed"].problem) == (4.0, "")
@@ -184,12 +274,12 @@ def test_a_broken_answer_or_check_costs_only_its_exercise(graded: dict[str, cour
     assert (graded["fa"].score, graded["fa"].problem) == (3.0, "")  # exercise 3's answer cell deleted: its check finds no function
 
 
-@pytest.mark.process
-def test_a_cell_that_never_ends_or_a_file_that_is_not_a_notebook_gets_a_grade_and_a_reason(graded: dict[str, course.Grade]) -> None:
+def test_a_cell_that_never_ends_or_a_file_that_is_not_a_notebook_gets_a_grade_and_a_reason(graded_mechanics: dict[str, course.Grade]) -> None:
+    graded = graded_mechanics
     # nbgrader interrupts the cell at the time limit and goes on: only exercise 2 (2 points) is lost
-    assert (graded["gu"].score, graded["gu"].problem) == (3.0, f"exercise-2-answer ran over {TIMEOUT} s and was stopped"), graded["gu"]
+    assert (graded["gu"].score, graded["gu"].problem) == (3.0, f"exercise-2-answer ran over {TINY_TIMEOUT} s and was stopped"), graded["gu"]
     assert graded["hu"].score == 0.0 and graded["hu"].max_score == 5.0 and re.search(r"JSON|json", graded["hu"].problem), graded["hu"]
-    assert set(graded) == {"ada", "bo", "cy", "di", "ed", "fa", "gu", "hu"}
+    assert set(graded) == {"cy", "di", "ed", "fa", "gu", "hu"} and {grade.chapter for grade in graded.values()} == {TINY_CHAPTER}
 
 
 @pytest.mark.process

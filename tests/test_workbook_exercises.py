@@ -1,16 +1,19 @@
-"""helpers.workbook.exercise_layout: the exercises' layout in a notebook file, and the answer-filled copy."""
+"""helpers.workbook.exercises: the exercises' layout in a notebook file, and the answer-filled copy."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
 
 from helpers.paths import repo_root
 from helpers.workbook import executor, exercise_layout
+
+if TYPE_CHECKING:
+    from conftest import ExecuteNotebook
 
 SOLUTION = "<details><summary>Solution</summary>\n\n```python\nanswer = 42\n```\n\n</details>"
 CHECK = (
@@ -139,14 +142,15 @@ def test_the_answer_filled_copy_runs_the_stub_then_tries_every_answer_in_its_pla
     assert added and all(cell.metadata["tags"] == [exercise_layout.ANSWER_TAG] for cell in added), "nbval runs the answers without comparing them"
 
 
-def _run(notebook: nbformat.NotebookNode, tmp_path: Path) -> executor.Result:
+def _run(execute_notebook: ExecuteNotebook, notebook: nbformat.NotebookNode, tmp_path: Path) -> executor.Result:
+    """The answer-filled copy of ``notebook``, executed in a fresh kernel."""
     source = tmp_path / "00_exercise.ipynb"
     nbformat.write(exercise_layout.with_answers(notebook), source)
-    return executor.execute(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
+    return execute_notebook(source, tmp_path / "executed.ipynb", {}, progress=False, cwd=repo_root())
 
 
-def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp_path: Path) -> None:
-    result = _run(_exercise_notebook(), tmp_path)
+def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(execute_notebook: ExecuteNotebook, tmp_path: Path) -> None:
+    result = _run(execute_notebook, _exercise_notebook(), tmp_path)
     assert result.ok, result.failure
     executed = nbformat.read(result.output, as_version=4)
     printed = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
@@ -157,23 +161,23 @@ def test_the_answer_filled_copy_passes_when_the_check_tells_wrong_from_right(tmp
     )
 
 
-def test_the_answer_filled_copy_fails_when_a_check_accepts_a_wrong_answer(tmp_path: Path) -> None:
+def test_the_answer_filled_copy_fails_when_a_check_accepts_a_wrong_answer(execute_notebook: ExecuteNotebook, tmp_path: Path) -> None:
     lenient = CHECK.replace('    assert answer <= 42, "too large"', "    pass")
-    result = _run(_exercise_notebook(check=lenient), tmp_path)
+    result = _run(execute_notebook, _exercise_notebook(check=lenient), tmp_path)
     assert not result.ok
     assert "exercise 1: the check did not say 'rejected' for wrong answer 2; it said: 'Exercise 1: solved.'" in result.failure
 
 
-def test_the_answer_filled_copy_fails_when_the_feedback_names_another_mistake(tmp_path: Path) -> None:
+def test_the_answer_filled_copy_fails_when_the_feedback_names_another_mistake(execute_notebook: ExecuteNotebook, tmp_path: Path) -> None:
     misleading = CHECK.replace('"too large"', '"too small"')  # rejects 43, but blames the wrong mistake
-    result = _run(_exercise_notebook(check=misleading), tmp_path)
+    result = _run(execute_notebook, _exercise_notebook(check=misleading), tmp_path)
     assert not result.ok
     assert "the feedback for wrong answer 2 does not name its mistake 'too large'; it said: 'Exercise 1: not yet. too small'" in result.failure
 
 
-def test_the_answer_filled_copy_fails_when_a_check_rejects_another_right_answer(tmp_path: Path) -> None:
+def test_the_answer_filled_copy_fails_when_a_check_rejects_another_right_answer(execute_notebook: ExecuteNotebook, tmp_path: Path) -> None:
     picky = CHECK + '\n    assert "factors" not in globals(), "no helper variables, please"'  # refuses a right answer written another way
     entry = _entry(right=["factors = (6, 7)\nanswer = factors[0] * factors[1]"])
-    result = _run(_exercise_notebook(check=picky, entry=entry), tmp_path)
+    result = _run(execute_notebook, _exercise_notebook(check=picky, entry=entry), tmp_path)
     assert not result.ok
     assert "exercise 1: the check did not say 'solved' for right answer 2; it said: 'Exercise 1: not yet. no helper variables, please'" in result.failure

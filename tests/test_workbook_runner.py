@@ -1,14 +1,20 @@
-"""helpers.workbook.executor, .commands and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
+"""helpers.workbook.runner and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 import pytest
 
-from helpers.workbook import commands, executor, refresh
+from helpers.workbook import book, commands, executor, refresh
 from helpers.workbook.__main__ import main
+
+if TYPE_CHECKING:
+    from conftest import ExecuteNotebook
 
 
 def _notebook(path: Path, *sources: str) -> Path:
@@ -53,8 +59,30 @@ def test_parse_value_infers_types(text: str, value: object) -> None:
     assert commands.parse_value(text) == value
 
 
-@pytest.mark.process  # ends with the book: sphinx-build, once per language
-def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@dataclass(frozen=True)
+class BookBuild:
+    """One call of :func:`helpers.workbook.book.build`, recorded instead of run (the tiny book of tests/test_workbook_book.py builds one)."""
+
+    chapters: list[book.Chapter]
+    out_dir: Path
+    notebooks_dir: Path
+
+
+@pytest.fixture()
+def book_builds(monkeypatch: pytest.MonkeyPatch) -> list[BookBuild]:
+    """The books ``run`` asks for, recorded: what it passes to :func:`helpers.workbook.book.build`, which is not run."""
+    builds: list[BookBuild] = []
+
+    def record(chapters: Sequence[book.Chapter], out_dir: Path, *, notebooks_dir: Path) -> Path:
+        builds.append(BookBuild(list(chapters), out_dir, notebooks_dir))
+        return out_dir / "index.html"
+
+    monkeypatch.setattr(book, "build_book", record)
+    return builds
+
+
+@pytest.mark.usefixtures("execute_notebook")
+def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.CaptureFixture[str], book_builds: list[BookBuild]) -> None:
     code = main(["run", "--no-progress", "-p", "VALUE", "21"])
     captured = capsys.readouterr()
     assert code == 1
@@ -65,10 +93,30 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
     outputs = [o.get("text", "") for cell in executed["cells"] for o in cell.get("outputs", [])]
     assert "42\n" in outputs  # the parameter reached the notebook
     assert (folder.parent / "build" / "executed" / "report.md").read_text().startswith("| notebook |")
-    book = folder.parent / "build" / "book"  # make run ends with the book of its run, built beside it and moved in
-    assert sorted(path.name for path in book.iterdir()) == ["en", "index.html", "zh_CN"]
-    assert {"00_good.html", "01_bad.html", "LICENSE-docs.txt", "LICENSE.txt", "index.html", "teaching.html"} <= {path.name for path in (book / "en").iterdir()}
-    assert sorted(path.name for path in book.parent.iterdir()) == ["book", "executed"]
+    # make run ends with the book of its run, every chapter as executed, with how its run went (the build itself: tiny_book)
+    [built] = book_builds
+    executed_dir = folder.parent / "build" / "executed"
+    assert built.out_dir == folder.parent / "build" / "book" and built.notebooks_dir == folder
+    assert [(chapter.notebook, chapter.ok) for chapter in built.chapters] == [(executed_dir / "00_good.ipynb", True), (executed_dir / "01_bad.ipynb", False)]
+    assert all(chapter.seconds and chapter.seconds > 0 for chapter in built.chapters)
+    assert "book: build/book/index.html (" in captured.out
+    assert sorted(path.name for path in (folder.parent / "build").iterdir()) == ["cache", "executed"]  # nothing else beside the book
+
+    # the chapter that ran without a failure is in the cache: --cached reuses it, the failed one runs again
+    book_builds.clear()
+    assert main(["run", "--no-progress", "--cached", "-p", "VALUE", "21"]) == 1
+    captured = capsys.readouterr()
+    assert "    cached: key " in captured.out and "| 00_good | ok (cached: key " in captured.out and "| 01_bad | FAILED: cell [4]" in captured.out
+    assert [chapter.ok for chapter in book_builds[0].chapters] == [True, False]
+    # make book takes a chapter from make run's copy only for a run with the chapter's own parameters (VALUE = 1)
+    book_builds.clear()
+    assert main(["book"]) == 0 and "0 of 2 chapters from make run's executed copies" in capsys.readouterr().out
+    assert [chapter.notebook for chapter in book_builds[0].chapters] == executor.notebooks()
+    assert main(["run", "--no-progress", "--only", "00"]) == 0
+    book_builds.clear()
+    assert main(["book"]) == 0 and "1 of 2 chapters from make run's executed copies" in capsys.readouterr().out
+    cached, stored = book_builds[0].chapters
+    assert cached.notebook.parent.parent == folder.parent / "build" / "cache" / "executed" and cached.ok and stored == book.Chapter(folder / "01_bad.ipynb")
 
 
 #: What ipykernel logs when a SIGINT reaches it inside a message handler. jupyter_client interrupts the kernel
@@ -77,11 +125,14 @@ def test_run_reports_the_failing_notebook_and_cell(folder: Path, capsys: pytest.
 SHUTDOWN_INTERRUPT_LINE = "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel."
 
 
-@pytest.mark.process  # ends with the book: sphinx-build, once per language
-def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.usefixtures("execute_notebook")
+def test_run_subset_succeeds_quietly(folder: Path, capfd: pytest.CaptureFixture[str], book_builds: list[BookBuild]) -> None:
     """One line per notebook and the report; the kernel runs over IPC, so no 'TCP without encryption' warning."""
     assert main(["run", "--only", "00", "--no-progress", "--fast"]) == 0
     out, err = capfd.readouterr()
+    [built] = book_builds  # a chapter the run did not execute is in its book with its stored outputs, so every link resolves
+    executed = folder.parent / "build" / "executed" / "00_good.ipynb"
+    assert [(chapter.notebook, chapter.ok) for chapter in built.chapters] == [(executed, True), (folder / "01_bad.ipynb", None)]
     assert "1 notebooks** | ok" in out and out.splitlines()[:2] == ["[1/1] 00_good", out.splitlines()[1]]
     assert [line for line in err.splitlines() if line.strip() and line != SHUTDOWN_INTERRUPT_LINE] == [], err
 
@@ -102,6 +153,7 @@ def test_run_refuses_a_notebook_parameter_the_chapters_refuse_before_any_kernel(
     assert not (folder.parent / "build" / "executed").exists()  # no notebook ran
 
 
+@pytest.mark.usefixtures("execute_notebook")
 def test_refresh_stores_clean_outputs_and_keeps_a_failing_notebook(folder: Path) -> None:
     bad_before = (folder / "01_bad.ipynb").read_text()
     assert main(["refresh", "--no-progress"]) == 1
@@ -142,13 +194,13 @@ def test_stored_notebooks_merge_split_streams_and_lose_run_metadata() -> None:
     assert "papermill" not in stored.metadata and "execution" not in stored.cells[0].metadata
 
 
-def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp_path: Path) -> None:
+def test_two_kernels_started_at_once_in_one_folder_both_answer(folder: Path, tmp_path: Path, execute_notebook: ExecuteNotebook) -> None:
     """The IPC sockets are unique per kernel (in the temporary folder), not ``kernel-ipc-1``... in the working folder."""
     import concurrent.futures
 
     slow = _notebook(folder / "02_slow.ipynb", "import time\ntime.sleep(1.0)\nprint(VALUE)")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(executor.execute, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
+        runs = [pool.submit(execute_notebook, slow, tmp_path / f"out{index}.ipynb", {"VALUE": index}, progress=False, cwd=folder) for index in range(2)]
         results = [run.result() for run in runs]
     assert all(result.ok for result in results), [result.failure for result in results]
     assert sorted(path.name for path in folder.iterdir()) == ["00_good.ipynb", "01_bad.ipynb", "02_slow.ipynb", "notes.ipynb"]  # no socket files left behind

@@ -47,13 +47,13 @@ UNUSABLE = [
 
 
 @contextlib.contextmanager
-def hold_lock(run_dir: Path) -> Iterator[subprocess.Popen[str]]:
-    """A small process (no TensorFlow) holding ``run_dir``'s lock as the command does, from the moment it holds it; killed at the end."""
+def hold_lock(python: str, run_dir: Path) -> Iterator[subprocess.Popen[str]]:
+    """A small process of ``python`` (no TensorFlow) holding ``run_dir``'s lock as the command does, from the moment it holds it; killed at the end."""
     code = (
         "import time\nfrom helpers.train.cli import lock_holder\nfrom helpers.train.run_folder import RunFolder\n"
         f"with RunFolder({str(run_dir)!r}).locked(lock_holder(None)):\n    print('held', flush=True)\n    time.sleep(120)\n"
     )
-    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=repo_root())
+    holder = subprocess.Popen([python, "-c", code], stdout=subprocess.PIPE, text=True, cwd=repo_root())
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         yield holder
