@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from helpers.errors import first_line
+
 Outcome = Literal["unsolved", "rejected", "solved"]
 
 
@@ -82,7 +84,7 @@ def error_reason(error: BaseException) -> str:
     if not lines:
         return ""
     if lines[0].strip() != "in user code:" and not any(_FRAME_LINE.match(line) for line in lines):
-        return lines[0].strip().removeprefix(f"{type(error).__name__}: ")
+        return first_line(str(error)).removeprefix(f"{type(error).__name__}: ")
     reasons: list[str] = []
     frame_indent: int | None = None
     for line in lines[1:]:

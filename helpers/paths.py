@@ -28,7 +28,7 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-#: The folder of the chapters (``NN_name.ipynb``), the seed map and the glossary; the runner and the
+#: The folder of the chapters (``NN_name.ipynb``), the seed map and the glossary; the executor and the
 #: glossary both take it from here.
 NOTEBOOKS_DIR = repo_root() / "notebooks"
 

@@ -5,7 +5,7 @@
 - **technique**: one training utility each, as a chapter teaches it (clipping, schedules, checkpoints,
   the TensorBoard server, TensorFlow's log records);
 - **trainer**: ``helpers.train``, the capstone that combines the techniques;
-- **machinery**: ``helpers.workbook``, the project's own tools (runner, book, lab, drift ...).
+- **machinery**: ``helpers.workbook``, the project's own tools (commands, executor, book, lab, drift ...).
 
 The rule: a layer imports only the layers before it in :data:`ORDER` (plumbing < technique < trainer),
 and nothing but the machinery imports the machinery or the notebook tools (:data:`NOTEBOOK_TOOLS`).

@@ -309,7 +309,7 @@ def translations_command(args: argparse.Namespace) -> int:
 
 
 def drift_command(args: argparse.Namespace) -> int:
-    """``make drift``: the workbook against the newest TensorFlow (:mod:`helpers.workbook.drift`); 1 when something drifted."""
+    """``make drift``: the workbook against the newest TensorFlow (:mod:`helpers.workbook.drift`); :class:`Drifted` when something did."""
     import json
     import subprocess
 
@@ -331,7 +331,7 @@ def drift_command(args: argparse.Namespace) -> int:
 
 
 def configs_command(args: argparse.Namespace) -> int:
-    """``make configs``: every notebook in each kernel configuration (:mod:`helpers.workbook.configurations`); 1 when one failed."""
+    """``make configs``: every notebook in each kernel configuration (:mod:`helpers.workbook.configurations`); :class:`NotebooksFailed` when one failed."""
     import subprocess
 
     from helpers.workbook import configurations
