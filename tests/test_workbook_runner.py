@@ -1,4 +1,4 @@
-"""helpers.workbook.runner and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF)."""
+"""helpers.workbook.executor, .commands and .refresh: selecting, running and refreshing notebooks (on tiny notebooks without TF); make run's cache."""
 
 from __future__ import annotations
 
