@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from helpers.paths import repo_root
@@ -33,10 +32,10 @@ print(json.dumps({"statuses": statuses, "copies": copies, "heavy": before, "heav
 """
 
 
-def test_commands_that_need_no_book_import_no_sphinx(tmp_path: Path) -> None:
+def test_commands_that_need_no_book_import_no_sphinx(tmp_path: Path, python: str) -> None:
     """``list``, ``grade`` (no course: refused), ``lab`` (a taken port: refused) and the translated copies load none of :data:`HEAVY`."""
     env = {"WORKBOOK_BUILD_DIR": str(tmp_path / "build"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(HEAVY)], cwd=repo_root(), env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([python, "-c", _PROBE, json.dumps(HEAVY)], cwd=repo_root(), env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["statuses"] == [0, 2, 2, 2] and result["copies"] >= 12, done.stderr[-2000:]
