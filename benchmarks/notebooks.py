@@ -13,7 +13,7 @@ the failures); the section goes on with the next one, and the script exits with 
 
 Papermill stores each cell's wall time in the executed notebook as ``metadata.papermill.duration``;
 the section reports the cells that dominate each notebook (at its defaults), with their first source line.
-Each notebook also runs with ``FAST=True`` (the parameter the test suite's papermill runs use), so the
+Each notebook also runs with ``FAST=True`` (the parameter of the test suite's second run of each chapter), so the
 page shows what the fast mode saves.
 """
 

@@ -1,6 +1,6 @@
 """Exercises a learner does: a stub to fill in, and a check that says "not yet" without failing the run.
 
-Every notebook ends with exercises laid out the same way (``tests/test_notebooks.py`` relies on it):
+Every notebook ends with exercises laid out the same way (``tests/test_notebooks.py`` checks it and ``tests/chapter_runs.py`` answers every exercise):
 
 1. a markdown cell with the task, ``**Exercise N.** ...``;
 2. a code cell tagged ``exercise``: the stub. Answers start as ``...`` (Ellipsis); functions the

@@ -43,7 +43,7 @@ from nbval.plugin import IPyNbCell, IPyNbFile
 
 from helpers.environment import ONEDNN_VARIABLE
 from helpers.paths import NOTEBOOKS_DIR, build_root, repo_root
-from helpers.workbook import cache, exercise_layout
+from helpers.workbook import cache, executor, exercise_layout
 
 #: A chapter's notebook file, as the workbook names them.
 CHAPTER_GLOB = "[0-9][0-9]_*.ipynb"
@@ -149,17 +149,8 @@ class ChapterRunFile(IPyNbFile):
     def setup(self) -> None:
         if self.cached is not None:
             return
-        variables = self.environment()
-        saved = {name: os.environ.get(name) for name in variables}
-        os.environ.update(variables)  # the kernel nbval starts inherits them; this worker's own tests do not
-        try:
+        with executor.environment(self.environment()):  # the kernel nbval starts inherits them; this worker's own tests do not
             super().setup()
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 class CachedChapterRun(pytest.Item):

@@ -3,8 +3,8 @@
 The layout is described, and the self-check the notebooks call is defined, in :mod:`helpers.exercises`,
 the only part of the exercises the chapters import. :func:`find` reads and validates the layout
 (``tests/test_notebooks.py`` runs it on every notebook); :func:`with_answers` makes the copy of a
-notebook in which every exercise gets each of its wrong answers and then each of its right answers,
-which the tests execute.
+notebook in which every exercise runs as stored, then gets each of its wrong answers and each of its right
+answers, which the test suite executes under nbval (``tests/chapter_runs.py``).
 
 The answers live in the solution cell's metadata, under :data:`EXERCISE_KEY`::
 
