@@ -211,6 +211,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             parent.cells_passed += 1
 
 
+#: How many units apart the two runs of one chapter start (see :func:`pytest_collection_modifyitems`).
+SPACING = 3
+
+
 def _durations() -> dict[str, float]:
     path = runs_root() / "durations.json"
     try:
@@ -223,19 +227,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The chapter runs first, the longest first (by their last measured time, else the notebook's size), then the rest.
 
     Under ``--dist loadfile`` each prepared copy is a unit of its own and pytest-xdist hands out the units in this
-    order, so no long unit starts last. (``--dist loadgroup`` cannot group them: pytest-xdist 3.8 marks a group by
-    rewriting ``item._nodeid``, which pytest 9.2 no longer reads.)
+    order, so no long unit starts last. The two runs of one chapter are at least :data:`SPACING` units apart: on two
+    workers, near ones would run at the same time, and chapters 08 and 09 start processes and clusters of their own
+    that then compete.
+    (``--dist loadgroup`` cannot group units: pytest-xdist 3.8 marks a group by rewriting ``item._nodeid``, which
+    pytest 9.2 no longer reads.)
     """
     known = _durations()
-
-    def weight(item: pytest.Item) -> float:
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
         parent = item.parent
-        if not isinstance(parent, ChapterRunFile):
-            return 0.0
-        return known.get(parent.nodeid, parent.source.stat().st_size / 10_000)  # about 10 kB of notebook a second
-
-    position = {id(item): index for index, item in enumerate(items)}
-    items.sort(key=lambda item: (-weight(item), position[id(item)]))
+        units.setdefault(parent.nodeid if isinstance(parent, ChapterRunFile) else "", []).append(item)
+    runs = [name for name in units if name]
+    weight = {name: known.get(name, next(iter(units[name])).parent.source.stat().st_size / 10_000) for name in runs}  # type: ignore[union-attr]
+    pending = sorted(runs, key=lambda name: -weight[name])
+    order: list[str] = []
+    while pending:
+        recent = {Path(name).name for name in order[-SPACING:]}
+        pick = next((name for name in pending if Path(name).name not in recent), pending[0])
+        pending.remove(pick)
+        order.append(pick)
+    items[:] = [item for name in order for item in units[name]] + units.get("", [])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

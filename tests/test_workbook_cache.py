@@ -97,11 +97,18 @@ def test_an_executed_copy_is_kept_with_its_time_and_found_by_the_run_key(tmp_pat
     key = cache.run_key(chapter, {})
     assert key == cache.run_key(chapter, {"SEED": 7}), "the chapter's defaults are its parameters"
     assert key != cache.run_key(chapter, {"SEED": 8})
-    assert cache.executed(key) is None
+    assert key is not None and cache.executed(key) is None
     cache.store_executed(key, chapter, 12.34)
     found = cache.executed(key)
     assert found is not None and found[1] == 12.3 and json.loads(found[0].read_text()) == json.loads(chapter.read_text())
     assert found[0].name == chapter.name, "under the chapter's own name, as the book names its page"
+
+
+def test_a_file_that_is_not_a_notebook_has_no_run_key(tmp_path: Path) -> None:
+    (tmp_path / "cut.ipynb").write_text('{"cells": [')
+    (tmp_path / "list.ipynb").write_text("[]")
+    assert cache.run_key(tmp_path / "cut.ipynb", {}) is None and cache.run_key(tmp_path / "list.ipynb", {}) is None
+    assert cache.run_key(tmp_path / "missing.ipynb", {}) is None and cache.executed(None) is None
 
 
 def test_the_parameters_cell_is_read_without_running_it() -> None:

@@ -169,10 +169,16 @@ def notebook_parameters(notebook: Mapping[str, Any]) -> dict[str, object]:
     return {}
 
 
-def run_key(notebook: Path, parameters: Mapping[str, object]) -> str:
+def run_key(notebook: Path, parameters: Mapping[str, object]) -> str | None:
     """The key of ``make run``'s execution of ``notebook`` with ``parameters`` over its defaults, in this process's
-    environment (its ``TF_ENABLE_ONEDNN_OPTS``)."""
-    content = json.loads(notebook.read_text(encoding="utf-8"))
+    environment (its ``TF_ENABLE_ONEDNN_OPTS``); ``None`` for a file that is not a notebook (the run or the book
+    then names it)."""
+    try:
+        content = json.loads(notebook.read_text(encoding="utf-8"))
+        if not isinstance(content, dict) or not isinstance(content.get("cells"), list):
+            return None
+    except (OSError, ValueError):
+        return None
     values = {**notebook_parameters(content), **parameters}
     return key(content, values, {ONEDNN_VARIABLE: os.environ.get(ONEDNN_VARIABLE, "")})
 
@@ -192,8 +198,10 @@ def store_executed(run_key: str, executed: Path, seconds: float) -> None:
     record("executed", run_key, {"chapter": executed.stem, "seconds": round(seconds, 1)})
 
 
-def executed(run_key: str) -> tuple[Path, float] | None:
-    """The executed copy stored under ``run_key`` and its run's seconds, or ``None``."""
+def executed(run_key: str | None) -> tuple[Path, float] | None:
+    """The executed copy stored under ``run_key`` and its run's seconds, or ``None`` (also for no key)."""
+    if run_key is None:
+        return None
     entry = lookup("executed", run_key)
     if entry is None:
         return None

@@ -185,7 +185,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"[{number}/{len(paths)}] {path.stem}", flush=True)
         key = cache.run_key(path, parameters)
         hit = cache.executed(key) if args.cached else None
-        if hit is not None:
+        if hit is not None and key is not None:
             output_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(hit[0], output_dir / path.name)
             result = executor.Result(path.stem, True, hit[1], output_dir / path.name, cached=cache.short(key))
@@ -193,7 +193,7 @@ def run_command(args: argparse.Namespace) -> int:
         else:
             result = executor.execute(path, output_dir / path.name, parameters, progress=not args.no_progress)
             print(f"    {'ok' if result.ok else 'FAILED'} in {result.seconds:.1f} s" + (f": {result.failure}" if not result.ok else ""), flush=True)
-            if result.ok:
+            if result.ok and key is not None:
                 cache.store_executed(key, result.output, result.seconds)
         results.append(result)
     table = report_table(results)
