@@ -18,8 +18,8 @@ this machine's default):
 
 So each check meets every wrong and right answer at two seeds, in both modes and in both kernel families,
 and each chapter runs twice per ``make test``. A last item per copy checks that the chapter wrote under its own
-build folder, then records the pass in the cache (:mod:`helpers.workbook.cache`) under a key that adds the
-stored notebook's outputs and the comparison rules to the chapter's content key: while that key holds, a local
+build folder, then records the pass in the cache (:mod:`helpers.workbook.cache`) under :func:`validation_key`
+(the copy's code, not its prose; the stored outputs; the comparison rules): while that key holds, a local
 run reports the copy as *skipped* ("cached", with its key) instead of executing it. ``WORKBOOK_CACHE=0``
 executes everything; a fresh clone (CI) has no cache.
 
@@ -102,11 +102,22 @@ def _write_if_changed(path: Path, text: str) -> None:
     os.replace(partial, partial.with_name(path.name))
 
 
-def validation_key(source: Path, stored: Any, run: ChapterRun) -> str:
-    """The cache key of ``run`` on the chapter: its content key plus the stored outputs and the comparison rules."""
+def executed_part(notebook: Any) -> dict[str, Any]:
+    """What a kernel executes of ``notebook`` and nbval compares: its code cells (source, metadata, outputs) and the
+    notebook's metadata; not the prose, nor the cells' ids (the cells the answers add get new ones each time)."""
+    cells = [{name: value for name, value in cell.items() if name != "id"} for cell in notebook.cells if cell.cell_type == "code"]
+    return {"cells": cells, "metadata": notebook.metadata}
+
+
+def validation_key(stored: Any, run: ChapterRun) -> str:
+    """The cache key of ``run`` on the chapter: the content key of its prepared copy's code (the answers included, the
+    prose not: an edit of the prose cannot change what the kernel does), plus, for a strict run, the stored outputs it
+    is compared with, and the comparison rules."""
     environment = {ONEDNN_VARIABLE: OPPOSITE} if run.other_kernels else {ONEDNN_VARIABLE: os.environ.get(ONEDNN_VARIABLE, "")}
-    extra = [source.read_bytes() if run.strict else b"", *(rule.read_bytes() for rule in RULES), run.name.encode()]
-    return cache.key(stored, {**cache.notebook_parameters(stored), **run.parameters}, environment, extra=extra)
+    code = executed_part(prepared(stored, run))
+    outputs = json.dumps([cell["outputs"] for cell in executed_part(stored)["cells"]], sort_keys=True).encode() if run.strict else b""
+    extra = [outputs, *(rule.read_bytes() for rule in RULES), run.name.encode()]
+    return cache.key(code, {**cache.notebook_parameters(stored), **run.parameters}, environment, extra=extra)
 
 
 class ChapterRunFile(IPyNbFile):
@@ -188,7 +199,7 @@ class ChapterFile(pytest.File):
         for run in RUNS:
             copy = runs_root() / run.name / "notebooks" / self.path.name
             _write_if_changed(copy, nbformat.writes(prepared(stored, run)) + "\n")
-            key = validation_key(self.path, stored, run)
+            key = validation_key(stored, run)
             yield ChapterRunFile.from_parent(self, path=copy, run=run, source=self.path, run_key=key)
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.workbook import cache, exercise_layout
+from helpers.workbook.exercise_layout import EXERCISE_KEY
 from tests.chapter_runs import RUNS, ChapterRun, prepared, validation_key
 
 CHAPTER = NOTEBOOKS_DIR / "03_gradient_clipping.ipynb"
@@ -49,16 +50,48 @@ def test_the_copy_keeps_every_stored_cell_injects_the_run_and_adds_the_answers_u
         assert copy.cells[check + 1].source == exercise.wrong_answers[0].code
 
 
-def test_a_strict_run_is_validated_again_when_the_stored_outputs_change_a_lax_one_is_not(tmp_path: Path) -> None:
+def test_a_strict_run_is_validated_again_when_the_stored_outputs_change_a_lax_one_is_not() -> None:
     stored = nbformat.read(CHAPTER, as_version=4)
-    changed = tmp_path / CHAPTER.name
     edited = nbformat.read(CHAPTER, as_version=4)
     cell = next(cell for cell in edited.cells if cell.cell_type == "code" and cell.outputs)
     cell.outputs = []
-    nbformat.write(edited, changed)
-    assert validation_key(changed, edited, DEFAULT) != validation_key(CHAPTER, stored, DEFAULT)
-    assert validation_key(changed, edited, OTHER) == validation_key(CHAPTER, stored, OTHER)
-    assert validation_key(CHAPTER, stored, DEFAULT) != validation_key(CHAPTER, stored, OTHER)
+    assert validation_key(edited, DEFAULT) != validation_key(stored, DEFAULT)
+    assert validation_key(edited, OTHER) == validation_key(stored, OTHER)
+    assert validation_key(stored, DEFAULT) != validation_key(stored, OTHER)
+
+
+def _first_code(notebook: Any) -> Any:
+    return next(cell for cell in notebook.cells if cell.cell_type == "code" and "parameters" not in _tags(cell))
+
+
+def _solution(notebook: Any) -> Any:
+    return next(cell for cell in notebook.cells if EXERCISE_KEY in cell.metadata)
+
+
+def _add_a_comment(notebook: Any) -> None:
+    _first_code(notebook).source += "\n# a comment"
+
+
+def _change_a_wrong_answer(notebook: Any) -> None:
+    _solution(notebook).metadata[EXERCISE_KEY]["wrong_answers"][0]["code"] = "x = 1"
+
+
+def _change_the_solutions_code(notebook: Any) -> None:
+    cell = _solution(notebook)
+    cell.source = cell.source.replace("```python\n", "```python\nx = 1\n", 1)
+
+
+def test_an_edit_of_the_prose_keeps_the_runs_cached_an_edit_of_the_code_or_of_an_answer_does_not() -> None:
+    stored = nbformat.read(CHAPTER, as_version=4)
+    keys = [validation_key(stored, run) for run in RUNS]
+    assert [validation_key(nbformat.read(CHAPTER, as_version=4), run) for run in RUNS] == keys  # the answers' new cell ids do not count
+    prose = next(cell for cell in stored.cells if cell.cell_type == "markdown" and EXERCISE_KEY not in cell.metadata)
+    prose.source += "\n\nOne more sentence."
+    assert [validation_key(stored, run) for run in RUNS] == keys
+    for edit in (_add_a_comment, _change_a_wrong_answer, _change_the_solutions_code):
+        edited = nbformat.read(CHAPTER, as_version=4)
+        edit(edited)
+        assert all(validation_key(edited, run) != key for run, key in zip(RUNS, keys, strict=True)), edit.__name__
 
 
 def _tiny_chapter(folder: Path, *, printed: str, check: str) -> Path:
