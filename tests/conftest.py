@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 from helpers import environment
+from tests.kept import content_key, kept
 
 if TYPE_CHECKING:
     from helpers.workbook.executor import Result
@@ -198,47 +199,21 @@ def python() -> str:
 BOOK_INPUTS = ("notebooks", "helpers/workbook", "README.md", "LICENSE", "LICENSE-docs", "requirements.txt")
 
 
-def _book_key() -> str:
-    """The content key of the whole book: the bytes of :data:`BOOK_INPUTS`, and the run's id when the cache is off."""
-    import hashlib
-
-    from helpers.paths import repo_root
-    from helpers.workbook import cache
-
-    digest = hashlib.sha256(str((BOOK_OK_SECONDS, BOOK_FAILED_SECONDS)).encode())
-    top = repo_root()
-    for name in BOOK_INPUTS:
-        path = top / name
-        for file in sorted([path] if path.is_file() else (entry for entry in path.rglob("*") if entry.is_file() and "__pycache__" not in entry.parts)):
-            digest.update(file.relative_to(top).as_posix().encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
-    if not cache.enabled():  # shared by this run's workers only (pytest-xdist gives them one id)
-        digest.update(os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid())).encode())
-    return digest.hexdigest()[:16]
-
-
 @pytest.fixture(scope="session")
 def built_book() -> Path:
     """The whole book in both editions from the stored notebooks, as ``make run`` builds it: its folder (``index.html`` leads on).
 
     The run it shows: every chapter ok in :data:`BOOK_OK_SECONDS`, but the last, which failed after :data:`BOOK_FAILED_SECONDS`.
-    Built once for all the tests that use it, whichever worker runs them: in ``build/test-book/<key>/``, under a lock
-    that the other worker waits on, keyed by what the book is made of (:func:`_book_key`), so a later run reuses it
-    while those are unchanged, as the chapter runs are (``WORKBOOK_CACHE=0``: once per run). Tests only read it.
+    Built once for all the tests that use it, whichever worker runs them, and kept while :data:`BOOK_INPUTS` are
+    unchanged (:func:`kept`, in ``build/test-book/``), as the chapter runs are.
     """
-    import fcntl
-
-    from helpers.paths import NOTEBOOKS_DIR, build_root
+    from helpers.paths import NOTEBOOKS_DIR
     from helpers.workbook import book, executor
 
-    folder = build_root() / "test-book" / _book_key()
-    out, done = folder / "book", folder / "complete"
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here, then finds it complete
-        if not done.is_file():
-            chapters = [book.Chapter(path, ok=True, seconds=BOOK_OK_SECONDS) for path in executor.notebooks()]
-            chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=BOOK_FAILED_SECONDS)
-            index = book.build_book(chapters, out, notebooks_dir=NOTEBOOKS_DIR)
-            assert index == out / "index.html"
-            done.write_text("built\n", encoding="utf-8")
-    return out
+    def build(folder: Path) -> None:
+        chapters = [book.Chapter(path, ok=True, seconds=BOOK_OK_SECONDS) for path in executor.notebooks()]
+        chapters[-1] = book.Chapter(chapters[-1].notebook, ok=False, seconds=BOOK_FAILED_SECONDS)
+        index = book.build_book(chapters, folder / "book", notebooks_dir=NOTEBOOKS_DIR)
+        assert index == folder / "book" / "index.html"
+
+    return kept("test-book", content_key(BOOK_INPUTS, BOOK_OK_SECONDS, BOOK_FAILED_SECONDS), build) / "book"

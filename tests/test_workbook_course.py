@@ -8,9 +8,11 @@ returned notebook gets a row in its course's gradebook; none stops the others fr
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import pytest
 
 from helpers.workbook import course, executor
 from helpers.workbook.exercise_layout import CHECK_TAG, EXERCISE_KEY, SOLUTION_TAG, STUB_TAG, Exercise, find
+from tests.kept import content_key, kept
 
 #: The chapter the grading tests return: three exercises, one of each kind of answer (values, a train step, a function).
 CHAPTER = "03_gradient_clipping"
@@ -217,20 +220,38 @@ def _grade(chapter: Path, root: Path, returned: dict[str, Any], timeout: int) ->
     return {grade.student: grade for grade in course.grade(root, timeout=timeout)}
 
 
+#: What the graded courses are made of: a change to one of these grades them again (:func:`_kept_grades`).
+GRADING_INPUTS = ("helpers", "tests/test_workbook_course.py", f"notebooks/{CHAPTER}.ipynb", "LICENSE", "LICENSE-docs", "requirements.txt")
+
+
+def _kept_grades(name: str, grade: Callable[[Path], dict[str, course.Grade]]) -> dict[str, course.Grade]:
+    """The grades of ``grade(folder)``, graded once and kept while :data:`GRADING_INPUTS` are unchanged (``tests/kept.py``), as the book is."""
+
+    def make(folder: Path) -> None:
+        grades = [dataclasses.asdict(value) for value in grade(folder).values()]
+        (folder / "grades.json").write_text(json.dumps(grades, indent=1), encoding="utf-8")
+
+    folder = kept(f"test-grading/{name}", content_key(GRADING_INPUTS), make)
+    return {row["student"]: course.Grade(**row) for row in json.loads((folder / "grades.json").read_text(encoding="utf-8"))}
+
+
 @pytest.fixture(scope="module")
-def graded_answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
+def graded_answers() -> dict[str, course.Grade]:
     """Chapter 03 returned answered with the solutions (ada) and with wrong answers (bo), graded: what the chapter's checks decide."""
     exercises = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
     solutions = {exercise.number: exercise.solution_code for exercise in exercises}
     wrong_odd = {exercise.number: exercise.wrong_answers[0].code if exercise.number % 2 else exercise.other_right_answers[0] for exercise in exercises}
     returned = {"ada": lambda notebook: _answered(notebook, solutions), "bo": lambda notebook: _answered(notebook, wrong_odd)}
-    return _grade(chapter_path(CHAPTER), tmp_path_factory.mktemp("grading") / "course", returned, TIMEOUT)
+    return _kept_grades("answers", lambda folder: _grade(chapter_path(CHAPTER), folder / "course", returned, TIMEOUT))
 
 
 @pytest.fixture(scope="module")
-def graded_mechanics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, course.Grade]:
+def graded_mechanics() -> dict[str, course.Grade]:
     """The tiny chapter returned broken in six ways, graded: what nbgrader and ``course.grade`` make of each."""
-    root = tmp_path_factory.mktemp("mechanics")
+    return _kept_grades("mechanics", _grade_mechanics)
+
+
+def _grade_mechanics(root: Path) -> dict[str, course.Grade]:
     chapter = tiny_chapter(root / "chapters")
     solutions = {exercise.number: exercise.solution_code for exercise in find(nbformat.read(chapter, as_version=4))}
 
