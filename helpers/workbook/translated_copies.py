@@ -6,6 +6,7 @@ Code cells and their outputs are the stored ones. The copies are built from the 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ _BEFORE = r"(?P<before>^[ \t]*(?:(?:#{1,6}|[-*+]|\d+[.)]|>)[ \t]+)*|\|[ \t]*)"
 _AFTER = r"(?=[ \t]*(?:\||$))"
 
 
+@functools.cache  # a notebook tries every message of its catalog on every markdown cell: compile each once
 def _pattern(msgid: str) -> re.Pattern[str]:
     """The message as it may be laid out in Markdown: any run of white space (a line break, indentation) between its words."""
     words = [re.escape(word) for word in msgid.split()]
@@ -40,8 +42,11 @@ def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[
     parts = split_fenced(source)
     used: set[str] = set()
     for msgid in sorted(messages, key=len, reverse=True):
+        first_word = msgid.split(maxsplit=1)[0] if msgid.strip() else ""
         pattern, msgstr = _pattern(msgid), messages[msgid].strip()
         for index in range(0, len(parts), 2):  # the odd parts are fenced code
+            if first_word not in parts[index]:  # cannot match: skip the regular expression
+                continue
             parts[index], count = pattern.subn(_keeping_before(msgstr), parts[index])
             if count:
                 used.add(msgid)
