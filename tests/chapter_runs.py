@@ -109,12 +109,12 @@ def executed_part(notebook: Any) -> dict[str, Any]:
     return {"cells": cells, "metadata": notebook.metadata}
 
 
-def validation_key(stored: Any, run: ChapterRun) -> str:
+def validation_key(stored: Any, run: ChapterRun, copy: Any = None) -> str:
     """The cache key of ``run`` on the chapter: the content key of its prepared copy's code (the answers included, the
     prose not: an edit of the prose cannot change what the kernel does), plus, for a strict run, the stored outputs it
-    is compared with, and the comparison rules."""
+    is compared with, and the comparison rules. ``copy`` is :func:`prepared`'s result when the caller has it."""
     environment = {ONEDNN_VARIABLE: OPPOSITE} if run.other_kernels else {ONEDNN_VARIABLE: os.environ.get(ONEDNN_VARIABLE, "")}
-    code = executed_part(prepared(stored, run))
+    code = executed_part(prepared(stored, run) if copy is None else copy)
     outputs = json.dumps([cell["outputs"] for cell in executed_part(stored)["cells"]], sort_keys=True).encode() if run.strict else b""
     extra = [outputs, *(rule.read_bytes() for rule in RULES), run.name.encode()]
     return cache.key(code, {**cache.notebook_parameters(stored), **run.parameters}, environment, extra=extra)
@@ -198,8 +198,9 @@ class ChapterFile(pytest.File):
         stored = nbformat.read(self.path, as_version=4)
         for run in RUNS:
             copy = runs_root() / run.name / "notebooks" / self.path.name
-            _write_if_changed(copy, nbformat.writes(prepared(stored, run)) + "\n")
-            key = validation_key(stored, run)
+            answered = prepared(stored, run)
+            _write_if_changed(copy, nbformat.writes(answered) + "\n")
+            key = validation_key(stored, run, answered)
             yield ChapterRunFile.from_parent(self, path=copy, run=run, source=self.path, run_key=key)
 
 
