@@ -23,8 +23,8 @@ def content_key(inputs: Sequence[str], *facts: object, root: Path | None = None)
     top = root if root is not None else repo_root()
     for name in inputs:
         path = top / name
-        for file in sorted([path] if path.is_file() else (entry for entry in path.rglob("*") if entry.is_file() and "__pycache__" not in entry.parts)):
-            digest.update(file.relative_to(top).as_posix().encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+        files = sorted([path] if path.is_file() else (entry for entry in path.rglob("*") if entry.is_file() and "__pycache__" not in entry.parts))
+        digest.update(cache.files_digest(files, top))
     if not cache.enabled():
         digest.update(os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid())).encode())
     return digest.hexdigest()[:16]

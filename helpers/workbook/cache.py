@@ -87,13 +87,19 @@ def _version(package: str) -> str:
         return "absent"
 
 
+def files_digest(files: Iterable[Path], top: Path) -> bytes:
+    """A digest of ``files``: each one's path under ``top`` and the hash of its bytes, in the order given."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(top).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.digest()
+
+
 @cache
 def environment_digest() -> str:
     """The part of every key that does not depend on the chapter: code, data, pins, versions, CPU (computed once)."""
-    digest = hashlib.sha256()
     top = repo_root()
-    for path in code_files(top):
-        digest.update(path.relative_to(top).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    digest = hashlib.sha256(files_digest(code_files(top), top))
     facts = {"python": sys.version, "tensorflow": _version("tensorflow"), "keras": _version("keras"), "machine": platform.machine(), "cpu": _cpu()}
     digest.update(json.dumps(facts, sort_keys=True).encode())
     return digest.hexdigest()
