@@ -130,7 +130,6 @@ def test_a_refused_rerun_exits_4_before_importing_tensorflow(tmp_path: Path, pyt
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.process
 def test_a_signal_while_starting_up_ends_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, signal_number: int
 ) -> None:
