@@ -23,7 +23,7 @@ help:
 	@echo "make translations  after an English edit: merge new and changed messages into notebooks/locales/zh_CN/*.po and list what needs translating"
 	@echo "make lab     open the workbook in JupyterLab on 127.0.0.1:8888 (ARGS='--port 9999', ARGS='--lang zh_CN'); the URL with its token is printed"
 	@echo "make course  build the nbgrader course in build/course: teacher's version and students' release (ARGS='03' for one chapter)"
-	@echo "make grade   autograde the notebooks students returned, write feedback and build/course/grades.csv (ARGS='--from DIR')"
+	@echo "make grade   autograde the notebooks students returned, each in a sandbox; feedback and build/course/grades.csv (ARGS='--from DIR')"
 	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
 	@echo "make configs run the workbook with oneDNN's CPU kernels forced off and on; report in build/configurations/report.md (ARGS='onednn-on --only 10')"
 	@echo "make clean   remove build/ (keeps .venv)"
@@ -43,6 +43,12 @@ $(CHROMEDRIVER) $(CJK_FONT):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-noto-cjk
 
+# make grade runs each returned notebook's kernel in bubblewrap's sandbox (helpers/workbook/sandbox.py); make grade and
+# make test install it (as root, through apt) when /usr/bin/bwrap is missing. Where apt cannot, make grade says what to do.
+BWRAP := /usr/bin/bwrap
+$(BWRAP):
+	-apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+
 run: $(STAMP)
 	$(PY) -m helpers.workbook run $(ARGS)
 
@@ -51,7 +57,7 @@ check: $(STAMP)
 	$(PY) -m ruff check
 	$(PY) -m mypy
 
-test: check $(CHROMEDRIVER) $(CJK_FONT)
+test: check $(CHROMEDRIVER) $(CJK_FONT) $(BWRAP)
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25 $(ARGS)
 
 # The quick loop: ruff first (a typo fails in a second), then mypy beside the tests rather than before them (from a
@@ -89,7 +95,7 @@ lab: $(STAMP)
 course: $(STAMP)
 	$(PY) -m helpers.workbook course $(ARGS)
 
-grade: $(STAMP)
+grade: $(STAMP) $(BWRAP)
 	$(PY) -m helpers.workbook grade $(ARGS)
 
 refresh: $(STAMP)

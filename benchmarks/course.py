@@ -2,18 +2,21 @@
 
     .venv/bin/python -m benchmarks.course                 # every chapter: about 10 minutes on 2 cores
     .venv/bin/python -m benchmarks.course --chapters 03   # one chapter
+    .venv/bin/python -m benchmarks.course --chapters 03 --sandbox-cost   # its grading with and without the sandbox, side by side
 
 Builds the course (``make course``) in a temporary folder, returns every chapter answered with its
 solutions as one student would, grades it (``make grade``: nbgrader autograde and feedback, one chapter
 at a time) and prints each step's time and each chapter's grading time and points. Absolute times, on
 this machine, that day: grading runs each chapter top to bottom, so it costs about what ``make run``
 does, plus nbgrader's own start per chapter. ``tests/test_workbook_course.py`` proves the grades; this
-only measures.
+only measures. With ``--sandbox-cost`` each chapter's autograding runs ``--rounds`` times in the sandbox and as
+many times without it, alternating, and the ratio of the medians is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -41,7 +44,13 @@ def answered_with_solutions(root: Path, student: str, chapter: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.course", description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
+    parser.add_argument("--sandbox-cost", action="store_true", help="time each chapter's autograding with and without the sandbox, side by side")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each side with --sandbox-cost (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    if args.sandbox_cost:
+        return sandbox_cost(executor.select(executor.notebooks(), args.chapters), args.rounds)
     chapters = executor.select(executor.notebooks(), args.chapters)
     print(machine())
     with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
@@ -63,6 +72,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {seconds:.1f} s | {grades[name].score:g} / {grades[name].max_score:g} |")
     print(f"| **all {len(rows)}** | **{sum(seconds for _, seconds in rows):.1f} s** | "
           f"**{sum(grade.score for grade in grades.values()):g} / {sum(grade.max_score for grade in grades.values()):g}** |")
+    return 0
+
+
+def sandbox_cost(chapters: list[Path], rounds: int) -> int:
+    """Each chapter autograded ``rounds`` times in the sandbox and as many without, alternating; medians and their ratio."""
+    print(machine())
+    print("| chapter | in the sandbox | without | × without |\n|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="workbook-course-") as folder:
+        root = Path(folder) / "course"
+        course.build_course(chapters, root)
+        for chapter in chapters:
+            answered_with_solutions(root, "student", chapter)
+            times: dict[bool, list[float]] = {True: [], False: []}
+            for _ in range(rounds):
+                for sandboxed in (True, False):
+                    started = time.perf_counter()
+                    switch = [] if sandboxed else ["--SandboxedExecute.sandbox=False"]
+                    course.run_nbgrader(root, "autograde", chapter.stem, "--student", "student", "--force", *switch)
+                    times[sandboxed].append(time.perf_counter() - started)
+            inside, outside = statistics.median(times[True]), statistics.median(times[False])
+            spread = f"[{min(times[True]) / max(times[False]):.2f}–{max(times[True]) / min(times[False]):.2f}]"
+            print(f"| {chapter.stem} | {inside:.1f} s | {outside:.1f} s | {inside / outside:.2f}× {spread} |")
     return 0
 
 

@@ -55,6 +55,7 @@ STARTS: dict[str, str] = {
     "browser": "Chromium, through chromedriver",
     "graded_answers": "nbgrader, and a Jupyter kernel per returned notebook (chapter 03, with TensorFlow)",
     "graded_mechanics": "nbgrader, and a Jupyter kernel per returned notebook (a tiny chapter without TensorFlow)",
+    "graded_hostile": "nbgrader, and a sandboxed Jupyter kernel per returned notebook (the tiny chapter, attacking the grader)",
 }
 
 #: The run's status in the index of :func:`built_book`: every chapter ok in this many seconds but the last ...
@@ -85,7 +86,7 @@ _GUARDED_PROGRAMS = {
     "python": "the python fixture (the interpreter to start), execute_notebook, or another fixture of tests/conftest.py's STARTS",
     "tensorboard": "a fixture of STARTS, or mark the test @pytest.mark.process",
     "jupyter": "execute_notebook, or a fixture of STARTS",
-    "nbgrader": "graded_mechanics or graded_answers",
+    "nbgrader": "graded_mechanics, graded_answers or graded_hostile",
     "sphinx": "built_book, tiny_book or failing_tiny_build",
     "chromium": "browser",
     "chromedriver": "browser",

@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from helpers.workbook import course, executor
+from helpers.workbook import course, executor, sandbox
 from helpers.workbook.exercise_layout import CHECK_TAG, EXERCISE_KEY, SOLUTION_TAG, STUB_TAG, Exercise, find
 from tests.kept import content_key, kept
 
@@ -53,28 +53,26 @@ def test_the_teachers_version_adds_nbgrader_cells_and_leaves_out_the_solutions()
     assert not any("exercise" in cell.metadata for cell in source.cells)  # the answers' metadata went with the solution cells
 
 
-def test_the_course_configuration_is_valid_python_that_sets_what_the_course_needs() -> None:
-    settings: dict[str, Any] = {}
+def test_the_course_configuration_loads_as_nbgrader_loads_it_and_sets_what_the_course_needs(tmp_path: Path) -> None:
+    (tmp_path / "nbgrader_config.py").write_text(course.config_text(Path("/courses/tf")), encoding="utf-8")
+    config = course.loaded_config(tmp_path)
+    assert (config.CourseDirectory.course_id, config.Exchange.root) == (course.COURSE_ID, "/courses/tf/exchange")
+    assert (config.ClearSolutions.code_stub, config.ClearOutput.enabled, config.Execute.timeout) == ({"python": ""}, False, course.CELL_TIMEOUT_SECONDS)
+    assert config.Autograde.autograde_preprocessors[0] is sandbox.SandboxedExecute  # in place of nbgrader's Execute, the rest as nbgrader has them
+    course.require_sandboxed_autograding(tmp_path)
 
-    class Config:
-        def __getattr__(self, section: str) -> Any:
-            outer = self
 
-            class Section:
-                def __setattr__(self, key: str, value: object) -> None:
-                    settings[f"{section}.{key}"] = value
-
-            del outer
-            return Section()
-
-    exec(course.config_text(Path("/courses/tf")), {"get_config": Config})
-    assert settings == {
-        "CourseDirectory.course_id": course.COURSE_ID,
-        "Exchange.root": "/courses/tf/exchange",
-        "ClearSolutions.code_stub": {"python": ""},
-        "ClearOutput.enabled": False,
-        "Execute.timeout": course.CELL_TIMEOUT_SECONDS,
-    }
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("c = get_config()\nc.Autograde.autograde_preprocessors = []\n", "does not run autograding in the sandbox"),
+        ("c = get_config()\nimport no_such_module\n", "fails to load: ModuleNotFoundError"),  # nbgrader would only log it, and run unsandboxed
+    ],
+)
+def test_grading_refuses_a_configuration_that_would_not_sandbox_it(tmp_path: Path, text: str, says: str) -> None:
+    (tmp_path / "nbgrader_config.py").write_text(text, encoding="utf-8")
+    with pytest.raises(course.CourseError, match=says):
+        course.require_sandboxed_autograding(tmp_path)
 
 
 def distinctive_lines(chapter: Any, exercise: Exercise) -> list[str]:
@@ -224,14 +222,14 @@ def _grade(chapter: Path, root: Path, returned: dict[str, Any], timeout: int) ->
 GRADING_INPUTS = ("helpers", "tests/test_workbook_course.py", f"notebooks/{CHAPTER}.ipynb", "LICENSE", "LICENSE-docs", "requirements.txt")
 
 
-def _kept_grades(name: str, grade: Callable[[Path], dict[str, course.Grade]]) -> dict[str, course.Grade]:
-    """The grades of ``grade(folder)``, graded once and kept while :data:`GRADING_INPUTS` are unchanged (``tests/kept.py``), as the book is."""
+def _kept_grades(name: str, grade: Callable[[Path], dict[str, course.Grade]], inputs: tuple[str, ...] = GRADING_INPUTS) -> dict[str, course.Grade]:
+    """The grades of ``grade(folder)``, graded once and kept while ``inputs`` are unchanged (``tests/kept.py``), as the book is."""
 
     def make(folder: Path) -> None:
         grades = [dataclasses.asdict(value) for value in grade(folder).values()]
         (folder / "grades.json").write_text(json.dumps(grades, indent=1), encoding="utf-8")
 
-    folder = kept(f"test-grading/{name}", content_key(GRADING_INPUTS), make)
+    folder = kept(f"test-grading/{name}", content_key(inputs), make)
     return {row["student"]: course.Grade(**row) for row in json.loads((folder / "grades.json").read_text(encoding="utf-8"))}
 
 

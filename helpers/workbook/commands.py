@@ -6,7 +6,7 @@
     python -m helpers.workbook book
     python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
     python -m helpers.workbook course [01 ...]
-    python -m helpers.workbook grade [--from FOLDER] [--timeout SECONDS]
+    python -m helpers.workbook grade [--from FOLDER] [--timeout SECONDS] [--unsafe-no-sandbox]
     python -m helpers.workbook translations update|check [FILE.po ...]
     python -m helpers.workbook drift [--nightly] [--only 01 ...]
     python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
@@ -38,6 +38,7 @@ from helpers.workbook.book import BookError
 from helpers.workbook.course import CELL_TIMEOUT_SECONDS, CourseError
 from helpers.workbook.editions import EDITIONS_LINE, LANGUAGES
 from helpers.workbook.lab import LabError, PortTaken, port_number
+from helpers.workbook.sandbox import SandboxUnavailable
 
 
 class NotebooksFailed(CommandError):
@@ -68,6 +69,7 @@ class EnvironmentFailed(CommandError):
 #: Every error the commands turn into one line and an exit status; ``--help`` lists the statuses from them.
 ERRORS: tuple[type[CommandError], ...] = (
     NotebooksFailed, TranslationsNeeded, Drifted, LabError, UsageError, ParameterError, PortTaken, EnvironmentFailed, BookError, CourseError,
+    SandboxUnavailable,
 )  # fmt: skip
 #: The exit statuses, derived from :data:`ERRORS` (``python -m helpers.workbook --help`` shows them).
 EXIT_STATUSES = status_table(ERRORS)
@@ -128,6 +130,11 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
     grade.add_argument("--from", dest="source", type=Path, help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first")
     grade.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds a cell may run (default: %(default)s)")
+    grade.add_argument(
+        "--unsafe-no-sandbox", dest="sandboxed", action="store_false",
+        help="run the returned notebooks with your own rights, where the sandbox cannot be set up (they can then read the solutions, "
+        "change the gradebook and anything else you can)",
+    )  # fmt: skip
     grade.set_defaults(handler=grade_command)
 
 
@@ -284,7 +291,7 @@ def grade_command(args: argparse.Namespace) -> int:
         course.collect(root, args.source)
     if not course.submissions(root):
         raise UsageError(f"nothing to grade: no returned notebook in {root / 'submitted'} (<student>/<chapter>/<chapter>.ipynb)")
-    print(course.summary(course.grade(root, timeout=args.timeout)))
+    print(course.summary(course.grade(root, timeout=args.timeout, sandboxed=args.sandboxed)))
     print(f"\nfeedback in {root / 'feedback'} (one HTML page per student and chapter), gradebook in {root / 'grades.csv'}")
     return 0
 

@@ -9,6 +9,7 @@ JupyterLab extensions (the formgrader, the assignment list) work in it::
     release/<chapter>/<chapter>.ipynb   the students' version, made by ``nbgrader generate_assignment``
     submitted/<student>/<chapter>/<chapter>.ipynb        what students returned
     autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
+    sandbox/<student>/<chapter>.json     what the grading sandbox stopped (:mod:`helpers.workbook.sandbox`)
     exchange/                           nbgrader's exchange on this machine (``release_assignment``, the assignment list)
 
 From a chapter to the teacher's version, per exercise (:mod:`helpers.workbook.exercise_layout` reads them):
@@ -41,6 +42,8 @@ from helpers.failures import CommandError, UsageError
 from helpers.paths import build_root
 from helpers.workbook.book import LICENSE_FILES
 from helpers.workbook.exercise_layout import Exercise, find
+from helpers.workbook.sandbox import Limits
+from helpers.workbook.sandbox import require as require_sandbox
 
 #: nbgrader's course id for the workbook.
 COURSE_ID = "tf-training-workbook"
@@ -140,8 +143,35 @@ def config_text(root: Path) -> str:
         "# Edit that module, not this file: building the course again rewrites it.",
         "c = get_config()  # noqa: F821 (nbgrader defines it)",
         *(f"c.{key} = {value!r}" for key, value in settings.items()),
+        "# Autograding runs each returned notebook's kernel in the sandbox (helpers/workbook/sandbox.py), the formgrader's too.",
+        "from nbgrader.converters.autograde import Autograde",
+        "from nbgrader.preprocessors import Execute",
+        "from helpers.workbook.sandbox import SandboxedExecute",
+        "c.Autograde.autograde_preprocessors = [",
+        "    SandboxedExecute if step is Execute else step for step in Autograde.class_traits()['autograde_preprocessors'].default()",
+        "]",
     ]
     return "\n".join(lines) + "\n"
+
+
+def loaded_config(root: Path) -> Any:
+    """The course's ``nbgrader_config.py`` as nbgrader loads it; :class:`CourseError` if it raises (nbgrader itself only logs
+    that, and goes on without the course's settings: the sandbox among them)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    try:
+        return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    except Exception as error:
+        raise CourseError(f"{root / 'nbgrader_config.py'} fails to load: {type(error).__name__}: {error}; build the course again (make course)") from error
+
+
+def require_sandboxed_autograding(root: Path) -> None:
+    """:class:`CourseError` unless the course's configuration runs autograding's kernels in the sandbox (checked before any notebook runs)."""
+    from helpers.workbook import sandbox
+
+    steps = loaded_config(root).Autograde.get("autograde_preprocessors", [])
+    if sandbox.SandboxedExecute not in steps:
+        raise CourseError(f"{root / 'nbgrader_config.py'} does not run autograding in the sandbox; build the course again (make course)")
 
 
 def run_nbgrader(root: Path, *arguments: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
@@ -220,26 +250,44 @@ def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
     return copied
 
 
-def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS) -> list[Grade]:
+def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS, sandboxed: bool = True, limits: Limits | None = None) -> list[Grade]:
     """Autograde every returned notebook in the course, write each student's feedback and ``grades.csv``; the grades.
 
     One nbgrader run per returned notebook, so a notebook nbgrader cannot grade (not JSON, say) costs
-    only its own grade, which is then 0 with the reason. ``timeout`` bounds each cell, in seconds.
+    only its own grade, which is then 0 with the reason. ``timeout`` bounds each cell, in seconds. Each
+    notebook's kernel runs in the sandbox of :mod:`helpers.workbook.sandbox`; without one here this raises
+    :class:`~helpers.workbook.sandbox.SandboxUnavailable` before grading anything, unless ``sandboxed=False``
+    (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default: :class:`Limits`'s).
     """
+    limits = limits or Limits()
     root = course_root() if root is None else root
+    if sandboxed:
+        require_sandbox(limits)
+        require_sandboxed_autograding(root)
     released = {folder.name for folder in (root / "source").iterdir()} if (root / "source").is_dir() else set()
     problems: dict[tuple[str, str], str] = {}
     for student, chapter in submissions(root):
         if chapter not in released:
             problems[student, chapter] = f"no chapter {chapter!r} in this course"
             continue
+        report = root / "sandbox" / student / f"{chapter}.json"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.unlink(missing_ok=True)
+        bounds = [f"--SandboxedExecute.{name}={getattr(limits, name)}" for name in ("memory_bytes", "tasks", "wall_seconds", "output_bytes")]
+        isolation = [f"--SandboxedExecute.report={report}", *bounds] if sandboxed else ["--SandboxedExecute.sandbox=False"]
         try:
-            run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}")
+            run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}", *isolation)
+        except CourseError as error:
+            problems[student, chapter] = _reason(str(error))
+            continue
+        if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before the next student's notebook
+            raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
+        try:
             run_nbgrader(root, "generate_feedback", chapter, "--student", student, "--force")
         except CourseError as error:
             problems[student, chapter] = _reason(str(error))
             continue
-        noticed = _noticed(root, student, chapter, timeout)
+        noticed = "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
         if noticed:
             problems[student, chapter] = noticed
     run_nbgrader(root, "export", "--to", str(root / "grades.csv"))
@@ -261,6 +309,13 @@ def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
             where = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell"
             notes.append(f"{where} ran over {timeout} s and was stopped")
     return "; ".join(notes)
+
+
+def _sandbox_notes(report: Path) -> list[str]:
+    """What the sandbox stopped while a notebook was graded (a limit reached, output cut), from its report."""
+    import json
+
+    return list(json.loads(report.read_text(encoding="utf-8"))["notes"]) if report.is_file() else []
 
 
 def _reason(log: str) -> str:

@@ -1,0 +1,110 @@
+"""Grading in the sandbox (issue 32): the tiny chapter of ``tests/test_workbook_course.py`` returned by students who attack
+the grader, each beside an honest one, graded by ``course.grade`` with low limits.
+
+Each attack would win exercise 1's point if it worked; the fork bomb and the memory hog run only where ``/sandbox/work``
+exists, so were the sandbox ever missing they would do nothing (and the test would fail, not the machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import sqlite3
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from helpers.paths import repo_root
+from helpers.workbook import course, sandbox
+from helpers.workbook.exercise_layout import find
+from tests.test_workbook_course import GRADING_INPUTS, TINY_CHAPTER, TINY_TIMEOUT, _answered, _kept_grades, _returned, tiny_chapter
+
+#: What the hostile course is made of: a change to one of these grades it again.
+HOSTILE_INPUTS = (*GRADING_INPUTS, "tests/test_grading_sandbox.py")
+
+
+#: The limits of the hostile course: low, so the fork bomb and the memory hog are stopped soon.
+HOSTILE_LIMITS = sandbox.Limits(memory_bytes=3 * 2**30, tasks=256, wall_seconds=40, output_bytes=2 * 2**20)
+
+
+def _attempt(attack: str, solutions: dict[int, str]) -> Callable[[Any], Any]:
+    """Answered with the solutions, except exercise 1: its point is won only if ``attack`` (Python code) succeeds."""
+    won = textwrap.indent(solutions[1], "    ")
+    lines = ["try:", textwrap.indent(attack, "    "), "    broke_out = True", "except Exception as error:", "    print('refused:', type(error).__name__)"]
+    code = "\n".join([*lines, "    broke_out = False", "if broke_out:", won])
+    return lambda notebook: _answered(notebook, {**solutions, 1: code})
+
+
+@pytest.fixture(scope="module")
+def graded_hostile() -> dict[str, course.Grade]:
+    """The tiny chapter returned by students who attack the grader, each beside an honest one (ok), graded in the sandbox."""
+    return _kept_grades("hostile", _grade_hostile, HOSTILE_INPUTS)
+
+
+def _grade_hostile(root: Path) -> dict[str, course.Grade]:
+    chapter = tiny_chapter(root / "chapters")
+    solutions = {exercise.number: exercise.solution_code for exercise in find(nbformat.read(chapter, as_version=4))}
+    course_folder = root / "course"
+    teacher = course_folder / "source" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb"
+    with socket.create_server(("127.0.0.1", 0)) as listening:  # the teacher's JupyterLab, say
+        port = listening.getsockname()[1]
+        attacks = {
+            "reads-the-teachers-version": f"assert 'BEGIN SOLUTION' in open({str(teacher)!r}).read()",
+            "reads-the-chapters": f"assert 'answer = 42' in open({str(chapter)!r}).read()",
+            "reads-the-repository": f"assert open({str(repo_root() / 'pyproject.toml')!r}).read()",
+            "writes-outside": f"open({str(root / 'written.txt')!r}, 'w').write('here')",
+            "edits-the-gradebook": f"import sqlite3\nsqlite3.connect({str(course_folder / 'gradebook.db')!r}).execute('create table hacked (x)')",
+            "deletes-a-submission": f"import shutil\nshutil.rmtree({str(course_folder / 'submitted' / 'ok')!r})",
+            "calls-the-teachers-port": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()",
+        }
+        returned: dict[str, Any] = {student: _attempt(attack, solutions) for student, attack in attacks.items()}
+        returned["ok"] = lambda notebook: _answered(notebook, solutions)
+        # Only inside the sandbox: were it ever run without one, these two would do nothing and lose their point.
+        inside = "import os\nif os.path.isdir('/sandbox/work'):\n"
+        bomb = inside + "    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n"
+        hog = inside + "    hog = []\n    while True:\n        hog.append(b'x' * 10**8)\n"
+        returned["forks-a-bomb"] = lambda notebook: _answered(notebook, {**solutions, 1: bomb})
+        returned["hogs-memory"] = lambda notebook: _answered(notebook, {**solutions, 1: hog})
+        # A gigabyte in messages of a megabyte (kept up to the limit), then one message of 64 MB (dropped by the client's socket).
+        flood = "for _ in range(1024):\n    print('x' * 2**20)\nprint('y' * 2**26)\n"
+        returned["prints-a-gigabyte"] = lambda notebook: _answered(notebook, {**solutions, 3: solutions[3] + flood})
+        course.build_course([chapter], course_folder)
+        for student, edit in returned.items():
+            _returned(course_folder, TINY_CHAPTER, student, edit)
+        course.collect(course_folder, course_folder / "returned")
+        grades = {grade.student: grade for grade in course.grade(course_folder, timeout=TINY_TIMEOUT, limits=HOSTILE_LIMITS)}
+        listening.settimeout(0)
+        with contextlib.suppress(BlockingIOError):
+            listening.accept()
+            grades["calls-the-teachers-port"] = dataclasses.replace(grades["calls-the-teachers-port"], problem="connected")
+    untouched = {
+        "written.txt": not (root / "written.txt").exists(),
+        "gradebook": "hacked" not in sqlite3.connect(course_folder / "gradebook.db").execute("select name from sqlite_master").fetchall().__str__(),
+        "submission": (course_folder / "submitted" / "ok" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb").is_file(),
+    }
+    grades["ok"] = dataclasses.replace(grades["ok"], problem="; ".join(name for name, kept_safe in untouched.items() if not kept_safe))
+    return grades
+
+
+def test_a_returned_notebook_cannot_read_write_or_call_outside_its_sandbox(graded_hostile: dict[str, course.Grade]) -> None:
+    """Each attack would win exercise 1's point (5 of 5) if it worked: refused, it leaves 4, and the honest student keeps 5."""
+    graded = graded_hostile
+    assert (graded["ok"].score, graded["ok"].problem) == (5.0, ""), graded["ok"]  # problem: what an attack changed
+    for student in ("reads-the-teachers-version", "reads-the-chapters", "reads-the-repository", "writes-outside", "edits-the-gradebook",
+                    "deletes-a-submission", "calls-the-teachers-port"):  # fmt: skip
+        assert (graded[student].score, graded[student].problem) == (4.0, ""), graded[student]
+
+
+def test_a_fork_bomb_a_memory_hog_and_a_gigabyte_of_output_are_stopped_with_one_line(graded_hostile: dict[str, course.Grade]) -> None:
+    """Each is stopped at its limit, named in the problem column; the class is graded (the honest student keeps 5)."""
+    graded = graded_hostile
+    bomb, hog, printer = graded["forks-a-bomb"], graded["hogs-memory"], graded["prints-a-gigabyte"]
+    assert bomb.score == 0.0 and f"reached its limit of {HOSTILE_LIMITS.tasks} processes and threads" in bomb.problem, bomb  # its kernel answers no more
+    assert (hog.score, hog.problem) == (0.0, "SandboxLimitError: stopped at its memory limit (3 GiB)"), hog
+    assert "printed more than 2 MB: the rest was cut" in printer.problem and printer.score in (3.0, 5.0), printer  # exercise 3's check cut or not
+    assert graded["ok"].score == 5.0
