@@ -30,6 +30,7 @@ in) is the project's machinery, not the chapters': :mod:`helpers.workbook.exerci
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +50,9 @@ class Verdict:
     outcome: Outcome
     feedback: str
 
+
+#: The variable nbgrader sets to ``1`` while it validates a notebook (``nbgrader/validator.py``).
+VALIDATING = "NBGRADER_VALIDATING"
 
 #: Every verdict so far in this process, oldest first.
 VERDICTS: list[Verdict] = []
@@ -112,7 +116,9 @@ def check(name: str, *, hint: str) -> Iterator[None]:
     - no exception: "solved.".
 
     The printed line is recorded with the outcome (:func:`last_feedback`). ``KeyboardInterrupt`` and
-    other non-``Exception`` errors propagate.
+    other non-``Exception`` errors propagate. Under nbgrader's validation (its Validate button, ``nbgrader
+    validate``: :data:`VALIDATING` is set) a verdict other than "solved" then raises ``AssertionError`` with
+    that line, as grading would: the student sees the exercise fail before handing it in.
     """
     if not name or not hint:
         raise ValueError("an exercise check needs a name and a hint")
@@ -130,6 +136,8 @@ def check(name: str, *, hint: str) -> Iterator[None]:
         outcome, feedback = "solved", f"{name}: solved."
     print(feedback)
     VERDICTS.append(Verdict(name, outcome, feedback))
+    if outcome != "solved" and os.environ.get(VALIDATING) == "1":
+        raise AssertionError(feedback)
 
 
 def _last() -> Verdict:

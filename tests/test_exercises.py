@@ -144,3 +144,26 @@ def test_require_solved_raises_the_not_yet_reason_of_the_latest_check_of_that_na
     with pytest.raises(AssertionError, match="Exercise 77: its check did not run"):
         exercises.require_solved("Exercise 77")
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("body", "raises"),
+    [
+        (lambda: exercises.answered(3, ...), "Exercise 1: not solved yet. Hint: count the batches"),
+        (_raise(AssertionError("the last, partial batch counts too")), "Exercise 1: not yet. the last, partial batch counts too"),
+        (lambda: None, ""),
+    ],
+)
+def test_under_nbgraders_validation_a_check_that_is_not_solved_raises_its_verdict(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, body, raises: str
+) -> None:
+    """What the Validate button runs: the check fails as grading would, so "passes all the tests" means solved."""
+    monkeypatch.setenv(exercises.VALIDATING, "1")
+    if raises:
+        with pytest.raises(AssertionError) as error:
+            _verdict(capsys, body)
+        assert str(error.value) == raises and capsys.readouterr().out == raises + "\n"
+    else:
+        assert _verdict(capsys, body) == ("solved", "Exercise 1: solved.\n")
+    monkeypatch.setenv(exercises.VALIDATING, "0")  # set but not "1": a plain run, which never raises
+    assert _verdict(capsys, lambda: exercises.answered(3, ...))[0] == "unsolved"

@@ -1,7 +1,7 @@
 """Grading in the sandbox (issue 32): the tiny chapter of ``tests/test_workbook_course.py`` returned by students who attack
 the grader, each beside an honest one, graded by ``course.grade`` with low limits.
 
-Each attack would win exercise 1's point if it worked; the fork bomb and the memory hog run only where ``/sandbox/work``
+Each attack would win its exercise's points if it worked; the fork bomb and the memory hog run only where ``/sandbox/work``
 exists, so were the sandbox ever missing they would do nothing (and the test would fail, not the machine).
 """
 
@@ -32,12 +32,15 @@ HOSTILE_INPUTS = (*GRADING_INPUTS, "tests/test_grading_sandbox.py")
 HOSTILE_LIMITS = sandbox.Limits(memory_bytes=3 * 2**30, tasks=256, wall_seconds=40, output_bytes=2 * 2**20)
 
 
-def _attempt(attack: str, solutions: dict[int, str]) -> Callable[[Any], Any]:
-    """Answered with the solutions, except exercise 1: its point is won only if ``attack`` (Python code) succeeds."""
-    won = textwrap.indent(solutions[1], "    ")
-    lines = ["try:", textwrap.indent(attack, "    "), "    broke_out = True", "except Exception as error:", "    print('refused:', type(error).__name__)"]
-    code = "\n".join([*lines, "    broke_out = False", "if broke_out:", won])
-    return lambda notebook: _answered(notebook, {**solutions, 1: code})
+def _attempt(attacks: dict[int, str], solutions: dict[int, str]) -> Callable[[Any], Any]:
+    """Exercise 1 answered with its solution; exercises 2 and 3 (2 points each) won only if their ``attacks`` (Python code) succeed."""
+
+    def answer(number: int) -> str:
+        lines = ["try:", textwrap.indent(attacks[number], "    "), "    broke_out = True", "except Exception as error:"]
+        lines += ["    print('refused:', type(error).__name__)", "    broke_out = False", "if broke_out:", textwrap.indent(solutions[number], "    ")]
+        return "\n".join(lines)
+
+    return lambda notebook: _answered(notebook, {**solutions, **{number: answer(number) for number in attacks}})
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +56,23 @@ def _grade_hostile(root: Path) -> dict[str, course.Grade]:
     teacher = course_folder / "source" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb"
     with socket.create_server(("127.0.0.1", 0)) as listening:  # the teacher's JupyterLab, say
         port = listening.getsockname()[1]
-        attacks = {
-            "reads-the-teachers-version": f"assert 'BEGIN SOLUTION' in open({str(teacher)!r}).read()",
-            "reads-the-chapters": f"assert 'answer = 42' in open({str(chapter)!r}).read()",
-            "reads-the-repository": f"assert open({str(repo_root() / 'pyproject.toml')!r}).read()",
-            "writes-outside": f"open({str(root / 'written.txt')!r}, 'w').write('here')",
-            "edits-the-gradebook": f"import sqlite3\nsqlite3.connect({str(course_folder / 'gradebook.db')!r}).execute('create table hacked (x)')",
-            "deletes-a-submission": f"import shutil\nshutil.rmtree({str(course_folder / 'submitted' / 'ok')!r})",
-            "calls-the-teachers-port": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()",
+        gradebook = course_folder / "gradebook.db"
+        attacks = {  # two attacks a student, on exercises 2 and 3
+            "reads": {2: f"assert 'BEGIN SOLUTION' in open({str(teacher)!r}).read()", 3: f"assert 'answer = 42' in open({str(chapter)!r}).read()"},
+            "reads-more": {
+                2: f"assert open({str(repo_root() / 'pyproject.toml')!r}).read()",
+                3: f"import sqlite3\nassert sqlite3.connect('file:{gradebook}?mode=ro', uri=True).execute('select * from student').fetchall()",
+            },
+            "writes": {
+                2: f"open({str(root / 'written.txt')!r}, 'w').write('here')",
+                3: f"import sqlite3\nsqlite3.connect({str(gradebook)!r}).execute('create table hacked (x)')",
+            },
+            "deletes-and-calls": {
+                2: f"import shutil\nshutil.rmtree({str(course_folder / 'submitted' / 'ok')!r})",
+                3: f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5).close()",
+            },
         }
-        returned: dict[str, Any] = {student: _attempt(attack, solutions) for student, attack in attacks.items()}
+        returned: dict[str, Any] = {student: _attempt(attempts, solutions) for student, attempts in attacks.items()}
         returned["ok"] = lambda notebook: _answered(notebook, solutions)
         # Only inside the sandbox: were it ever run without one, these two would do nothing and lose their point.
         inside = "import os\nif os.path.isdir('/sandbox/work'):\n"
@@ -81,10 +91,10 @@ def _grade_hostile(root: Path) -> dict[str, course.Grade]:
         listening.settimeout(0)
         with contextlib.suppress(BlockingIOError):
             listening.accept()
-            grades["calls-the-teachers-port"] = dataclasses.replace(grades["calls-the-teachers-port"], problem="connected")
+            grades["deletes-and-calls"] = dataclasses.replace(grades["deletes-and-calls"], problem="connected")
     untouched = {
         "written.txt": not (root / "written.txt").exists(),
-        "gradebook": "hacked" not in sqlite3.connect(course_folder / "gradebook.db").execute("select name from sqlite_master").fetchall().__str__(),
+        "gradebook": "hacked" not in str(sqlite3.connect(gradebook).execute("select name from sqlite_master").fetchall()),
         "submission": (course_folder / "submitted" / "ok" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb").is_file(),
     }
     grades["ok"] = dataclasses.replace(grades["ok"], problem="; ".join(name for name, kept_safe in untouched.items() if not kept_safe))
@@ -92,12 +102,12 @@ def _grade_hostile(root: Path) -> dict[str, course.Grade]:
 
 
 def test_a_returned_notebook_cannot_read_write_or_call_outside_its_sandbox(graded_hostile: dict[str, course.Grade]) -> None:
-    """Each attack would win exercise 1's point (5 of 5) if it worked: refused, it leaves 4, and the honest student keeps 5."""
+    """Each attack would win its exercise's 2 points if it worked: refused, only exercise 1's point is left, and the honest
+    student keeps 5 (its problem column would name what an attack changed: a file written, the gradebook, its submission)."""
     graded = graded_hostile
-    assert (graded["ok"].score, graded["ok"].problem) == (5.0, ""), graded["ok"]  # problem: what an attack changed
-    for student in ("reads-the-teachers-version", "reads-the-chapters", "reads-the-repository", "writes-outside", "edits-the-gradebook",
-                    "deletes-a-submission", "calls-the-teachers-port"):  # fmt: skip
-        assert (graded[student].score, graded[student].problem) == (4.0, ""), graded[student]
+    assert (graded["ok"].score, graded["ok"].problem) == (5.0, ""), graded["ok"]
+    for student in ("reads", "reads-more", "writes", "deletes-and-calls"):
+        assert (graded[student].score, graded[student].problem) == (1.0, ""), graded[student]
 
 
 def test_a_fork_bomb_a_memory_hog_and_a_gigabyte_of_output_are_stopped_with_one_line(graded_hostile: dict[str, course.Grade]) -> None:

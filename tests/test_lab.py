@@ -184,3 +184,27 @@ def test_the_tensorboard_magic_of_chapter_06_serves_on_localhost_in_jupyterlab_a
                 break
             assert not deadline.passed(), "TensorBoard still answers after SIGTERM"
             deadline.pause(0.2)
+
+
+@pytest.mark.process
+def test_sigterm_to_make_lab_stops_jupyterlab_too(python: str) -> None:
+    """What ``kill`` or a service manager sends ``make lab``'s process: JupyterLab goes with it, the port is free again."""
+    import signal
+    import subprocess
+
+    port = free_port()
+    command = [python, "-m", "helpers.workbook", "lab", "--port", str(port)]
+    with subprocess.Popen(command, cwd=repo_root(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as started:
+        assert started.stdout is not None
+        first = started.stdout.readline()  # printed once JupyterLab answers
+        assert first.startswith(f"JupyterLab on http://127.0.0.1:{port}/"), first
+        started.send_signal(signal.SIGTERM)
+        assert started.wait(timeout=60) == 128 + signal.SIGTERM
+    deadline = Deadline(30)
+    while not deadline.passed():
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            deadline.pause()
+            continue
+        break
+    else:
+        raise AssertionError(f"JupyterLab still answers on port {port} after make lab's process was stopped")

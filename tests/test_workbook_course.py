@@ -302,6 +302,29 @@ def test_a_cell_that_never_ends_or_a_file_that_is_not_a_notebook_gets_a_grade_an
 
 
 @pytest.mark.process
+def test_nbgraders_validate_fails_an_unsolved_copy_as_grading_would_and_passes_a_solved_one(tmp_path: Path) -> None:
+    """The Validate button (``nbgrader validate``) runs the student's copy with the checks raising, so an untouched copy fails."""
+    import subprocess
+    import sys
+
+    chapter = tiny_chapter(tmp_path / "chapters")
+    root = course.build_course([chapter], tmp_path / "course")
+    released = root / "release" / TINY_CHAPTER / chapter.name
+    solved = tmp_path / "solved" / chapter.name
+    solved.parent.mkdir()
+    solutions = {exercise.number: exercise.solution_code for exercise in find(nbformat.read(chapter, as_version=4))}
+    nbformat.write(_answered(nbformat.read(released, as_version=4), solutions), solved)
+
+    def validate(path: Path) -> str:
+        done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(path)], cwd=root, capture_output=True, text=True, timeout=300)
+        return done.stdout + done.stderr
+
+    untouched = validate(released)
+    assert "VALIDATION FAILED" in untouched and "Exercise 1: not solved yet" in untouched and "Success!" not in untouched, untouched
+    assert "Success! Your notebook passes all the tests." in validate(solved)
+
+
+@pytest.mark.process
 def test_the_formgrader_and_the_assignment_list_of_the_course_answer_on_localhost_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``make lab ARGS=--course``: JupyterLab in the course folder; nbgrader's formgrader lists the chapter, its assignment list the released copy."""
     import secrets

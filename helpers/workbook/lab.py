@@ -206,15 +206,22 @@ STARTUP_SECONDS = 120.0
 @contextlib.contextmanager
 def _ctrl_c_left_to(server: subprocess.Popen[str]) -> Iterator[None]:
     """Ignore Ctrl-C in this process while ``server``, which gets it too, handles it: the first asks, a second one stops it.
+    ``SIGTERM`` (what a service manager or ``kill`` sends this process) stops the server, then this process (status 143).
 
     Set after the server started, since an ignored signal would be ignored by the server too.
     """
+
+    def terminated(number: int, _frame: object) -> None:
+        raise SystemExit(128 + number)  # unwinds to the finally below, which stops the server
+
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous_term = signal.signal(signal.SIGTERM, terminated)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        stop(server)  # only when we gave up on it (a timeout): never leave it running
+        signal.signal(signal.SIGTERM, previous_term)
+        stop(server)  # when it ended, when we gave up on it (a timeout) or were told to stop: never left running
 
 
 def serve(port: int, *, language: str | None = None, course: bool = False) -> int:

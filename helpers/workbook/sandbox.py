@@ -397,6 +397,21 @@ def execute_class() -> type:
             return self._manager
 
         async def async_execute_cell(self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True) -> Any:
+            try:
+                return await self._execute_cell(cell, cell_index, execution_count, store_history)
+            finally:
+                self._stop_at_a_limit()
+
+        def _stop_at_a_limit(self) -> None:
+            """After each cell: a kernel that reached its memory or task limit is stopped now, not cell timeout after cell timeout."""
+            group = getattr(self._manager, "group", None)
+            if self.sandbox and group is not None:
+                events = group.events()
+                if events["max"] or events["oom_kill"]:
+                    group.kill()
+                    raise SandboxLimitError(self._why(events, RuntimeError("a limit was reached")))
+
+        async def _execute_cell(self, cell: Any, cell_index: int, execution_count: int | None, store_history: bool) -> Any:
             from nbclient.exceptions import CellTimeoutError
 
             try:
@@ -447,6 +462,8 @@ def execute_class() -> type:
             watchdog.start()
             try:
                 return super().preprocess(nb, resources, km)
+            except SandboxLimitError:
+                raise
             except Exception as error:
                 raise SandboxLimitError(self._why(getattr(self._manager, "events", {}), error)) from error
             finally:
