@@ -98,3 +98,10 @@ def test_grading_without_a_sandbox_refuses_in_one_line_that_names_the_option(
     error = capsys.readouterr().err.strip().splitlines()
     said = "cannot grade in a sandbox: bwrap is not installed; --unsafe-no-sandbox grades with your own rights, at your own risk"
     assert error == [f"python -m helpers.workbook: error: {said}"]
+
+
+def test_a_python_environment_that_holds_the_course_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Binding it read-only would show the kernel the whole course: its solutions and the gradebook."""
+    monkeypatch.setattr(sandbox, "read_only_paths", lambda: [tmp_path])
+    with pytest.raises(sandbox.SandboxUnavailable, match="holds the returned notebooks"):
+        sandbox.bwrap_arguments(tmp_path / "course" / "autograded" / "ada" / "03", tmp_path / "sockets", sandbox.Limits())

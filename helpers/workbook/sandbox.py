@@ -225,7 +225,14 @@ def command(returned: Path, sockets: Path, limits: Limits, program: Sequence[str
 
 
 def bwrap_arguments(returned: Path, sockets: Path, limits: Limits) -> list[str]:
-    """``bwrap``'s arguments (before the command): ``returned`` read-only in the sandbox's folder, ``sockets`` writable."""
+    """``bwrap``'s arguments (before the command): ``returned`` read-only in the sandbox's folder, ``sockets`` writable.
+
+    :class:`SandboxUnavailable` if a read-only path would hold ``returned`` (a Python environment that contains the
+    course folder would show the sandbox the course: its solutions and the gradebook).
+    """
+    for path in read_only_paths():
+        if returned.resolve().is_relative_to(path):
+            raise SandboxUnavailable(f"{path} holds the returned notebooks ({returned}): the sandbox would show it the whole course")
     arguments = [
         BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
         "--dev", "/dev", "--proc", "/proc",
@@ -343,6 +350,8 @@ def _kernel_manager_class() -> type:
                 self.kernel_spec.interrupt_mode = "message"
             group, file_bytes = self.group, self.limits.file_bytes
             kwargs["preexec_fn"] = lambda: _join(group.procs, file_bytes)
+            # What the kernel writes to its own stdout and stderr would reach the grader's memory, past the output limit.
+            kwargs["stdout"] = kwargs["stderr"] = subprocess.DEVNULL
             return await super()._async_pre_start_kernel(**kwargs)
 
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
