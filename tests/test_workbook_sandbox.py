@@ -31,6 +31,7 @@ def test_the_kernel_sees_python_helpers_data_and_the_returned_folder_and_nothing
     assert _pairs(arguments, "--bind") == [(str(sockets), str(sockets))]  # the only writable folder of this machine: the kernel's sockets
     assert {"--unshare-all", "--die-with-parent", "--clearenv", "--new-session"} <= set(arguments) and "--share-net" not in arguments
     assert dict(_pairs(arguments, "--setenv"))["WORKBOOK_BUILD_DIR"] == "/sandbox/build"
+    assert arguments[arguments.index("--remount-ro") + 1] == "/"  # the folders bwrap made for the mounts are not writable either
     assert not [target for _, target in _pairs(arguments, "--ro-bind-try") if not target.startswith("/etc/")]
 
 

@@ -251,6 +251,7 @@ def bwrap_arguments(returned: Path, sockets: Path, limits: Limits) -> list[str]:
         if not path.is_relative_to("/usr"):
             arguments += ["--ro-bind", str(path), str(path)]
     arguments += ["--ro-bind", str(returned), str(SCRATCH / "returned"), "--bind", str(sockets), str(sockets), "--chdir", str(SCRATCH / "work")]
+    arguments += ["--remount-ro", "/"]  # the sandbox's own root, which holds the folders made for the mounts: read-only too
     environment = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(SCRATCH / "home"),
