@@ -40,10 +40,9 @@ from typing import Any
 
 from helpers.failures import CommandError, UsageError
 from helpers.paths import build_root
+from helpers.workbook import sandbox
 from helpers.workbook.book import LICENSE_FILES
 from helpers.workbook.exercise_layout import Exercise, find
-from helpers.workbook.sandbox import Limits
-from helpers.workbook.sandbox import require as require_sandbox
 
 #: nbgrader's course id for the workbook.
 COURSE_ID = "tf-training-workbook"
@@ -167,8 +166,6 @@ def loaded_config(root: Path) -> Any:
 
 def require_sandboxed_autograding(root: Path) -> None:
     """:class:`CourseError` unless the course's configuration runs autograding's kernels in the sandbox (checked before any notebook runs)."""
-    from helpers.workbook import sandbox
-
     steps = loaded_config(root).Autograde.get("autograde_preprocessors", [])
     if sandbox.SandboxedExecute not in steps:
         raise CourseError(f"{root / 'nbgrader_config.py'} does not run autograding in the sandbox; build the course again (make course)")
@@ -250,19 +247,19 @@ def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
     return copied
 
 
-def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS, sandboxed: bool = True, limits: Limits | None = None) -> list[Grade]:
+def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS, sandboxed: bool = True, limits: sandbox.Limits | None = None) -> list[Grade]:
     """Autograde every returned notebook in the course, write each student's feedback and ``grades.csv``; the grades.
 
     One nbgrader run per returned notebook, so a notebook nbgrader cannot grade (not JSON, say) costs
     only its own grade, which is then 0 with the reason. ``timeout`` bounds each cell, in seconds. Each
     notebook's kernel runs in the sandbox of :mod:`helpers.workbook.sandbox`; without one here this raises
     :class:`~helpers.workbook.sandbox.SandboxUnavailable` before grading anything, unless ``sandboxed=False``
-    (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default: :class:`Limits`'s).
+    (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default: :class:`~helpers.workbook.sandbox.Limits`'s).
     """
-    limits = limits or Limits()
+    limits = limits or sandbox.Limits()
     root = course_root() if root is None else root
     if sandboxed:
-        require_sandbox(limits)
+        sandbox.require(limits)
         require_sandboxed_autograding(root)
     released = {folder.name for folder in (root / "source").iterdir()} if (root / "source").is_dir() else set()
     problems: dict[tuple[str, str], str] = {}
