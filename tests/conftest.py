@@ -56,6 +56,7 @@ STARTS: dict[str, str] = {
     "graded_answers": "nbgrader, and a Jupyter kernel per returned notebook (chapter 03, with TensorFlow)",
     "graded_mechanics": "nbgrader, and a Jupyter kernel per returned notebook (a tiny chapter without TensorFlow)",
     "graded_hostile": "nbgrader, and a sandboxed Jupyter kernel per returned notebook (the tiny chapter, attacking the grader)",
+    "graded_class": "nbgrader, and a sandboxed Jupyter kernel per returned notebook (the tiny chapter, graded four times)",
 }
 
 #: The run's status in the index of :func:`built_book`: every chapter ok in this many seconds but the last ...

@@ -6,7 +6,7 @@
     python -m helpers.workbook book
     python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
     python -m helpers.workbook course [01 ...]
-    python -m helpers.workbook grade [--from FOLDER] [--timeout SECONDS] [--unsafe-no-sandbox]
+    python -m helpers.workbook grade [--from FOLDER [--times FILE]] [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
     python -m helpers.workbook translations update|check [FILE.po ...]
     python -m helpers.workbook drift [--nightly] [--only 01 ...]
     python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
@@ -97,6 +97,17 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def positive_int(text: str) -> int:
+    """An argument that is a whole number of at least 1 (argparse's ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
 def _run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="execute notebooks in order into the build area, print a report, build the book of the run")
     run.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="run only these (number prefix or name)")
@@ -129,7 +140,19 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     course.set_defaults(handler=course_command)
     grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
     grade.add_argument("--from", dest="source", type=Path, help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first")
+    grade.add_argument(
+        "--times", type=Path,
+        help="with --from: a CSV file (student,chapter,submitted) of submission times, for folders without a timestamp.txt "
+        "(default: the time their newest file last changed)",
+    )  # fmt: skip
     grade.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds a cell may run (default: %(default)s)")
+    grade.add_argument(
+        "--jobs", type=positive_int,
+        help="notebooks graded at once, each in its own sandbox (default: one per core, as many as the memory limit allows)",
+    )  # fmt: skip
+    grade.add_argument("--student", action="append", metavar="ID", help="grade this student's notebooks again, changed or not (repeatable)")
+    grade.add_argument("--chapter", action="append", metavar="CHAPTER", help="grade this chapter's notebooks again, changed or not: 03 or its name (repeat it)")
+    grade.add_argument("--all", dest="again", action="store_true", help="grade every returned notebook again (default: only the new and changed ones)")
     grade.add_argument(
         "--unsafe-no-sandbox", dest="sandboxed", action="store_false",
         help="run the returned notebooks with your own rights, where the sandbox cannot be set up (they can then read the solutions, "
@@ -287,11 +310,16 @@ def grade_command(args: argparse.Namespace) -> int:
     root = course.course_root()
     if not (root / "source").is_dir():
         raise UsageError(f"no course in {root}: build it first with make course")
+    if args.times is not None and args.source is None:
+        raise UsageError("--times goes with --from: it gives the submission times of the folders copied from there")
     if args.source is not None:
-        course.collect(root, args.source)
+        course.collect(root, args.source, course.read_times(args.times) if args.times is not None else None)
     if not course.submissions(root):
         raise UsageError(f"nothing to grade: no returned notebook in {root / 'submitted'} (<student>/<chapter>/<chapter>.ipynb)")
-    print(course.summary(course.grade(root, timeout=args.timeout, sandboxed=args.sandboxed)))
+    grades = course.grade(
+        root, timeout=args.timeout, sandboxed=args.sandboxed, jobs=args.jobs, students=args.student, chapters=args.chapter, again=args.again, progress=True
+    )
+    print(course.summary(grades))
     print(f"\nfeedback in {root / 'feedback'} (one HTML page per student and chapter), gradebook in {root / 'grades.csv'}")
     return 0
 

@@ -28,13 +28,18 @@ students returned, the grades, or the feedback.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +224,12 @@ class Grade:
     problem: str = ""
 
 
+#: A returned folder's submission time, in nbgrader's layout: ``submitted/<student>/<chapter>/timestamp.txt``.
+TIMESTAMP_FILE = "timestamp.txt"
+#: How the course writes a submission time (nbgrader's exchange's default ``Exchange.timestamp_format``, in UTC).
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+
+
 def submissions(root: Path) -> list[tuple[str, str]]:
     """The (student, chapter) pairs in ``root/submitted``, nbgrader's layout ``<student>/<chapter>/<chapter>.ipynb``, sorted."""
     submitted = root / "submitted"
@@ -227,11 +238,38 @@ def submissions(root: Path) -> list[tuple[str, str]]:
     return [(folder.parent.name, folder.name) for folder in sorted(submitted.glob("*/*")) if folder.is_dir()]
 
 
-def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
+def read_times(path: Path) -> dict[tuple[str, str], datetime]:
+    """A times file: CSV with the header ``student,chapter,submitted`` and one row per returned notebook; the time is
+    ISO 8601 (``2026-12-10 23:59`` or with an offset, ``2026-12-10T23:59:00+01:00``), UTC when it has no offset.
+
+    :class:`~helpers.failures.UsageError` names the file and line of a bad row.
+    """
+    import csv
+
+    times: dict[tuple[str, str], datetime] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.DictReader(handle)
+        if rows.fieldnames is None or not {"student", "chapter", "submitted"} <= set(rows.fieldnames):
+            raise UsageError(f"{path}: a times file starts with the header student,chapter,submitted")
+        for row in rows:
+            where = f"{path}, line {rows.line_num}"
+            try:
+                moment = datetime.fromisoformat((row["submitted"] or "").strip())
+            except ValueError:
+                raise UsageError(f"{where}: {row['submitted']!r} is not a date and time like 2026-12-10 23:59") from None
+            times[(row["student"] or "").strip(), (row["chapter"] or "").strip()] = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return times
+
+
+def collect(root: Path, folder: Path, times: dict[tuple[str, str], datetime] | None = None) -> list[tuple[str, str]]:
     """Copy returned notebooks from ``folder`` (``<student>/<chapter>/<chapter>.ipynb``) into the course; the pairs copied.
 
-    A pair returned again replaces the one there. A file that is not in that layout is refused (:class:`~helpers.failures.UsageError`, naming it).
+    A pair returned again replaces the one there. Each copy keeps a submission time, which nbgrader compares
+    with the chapter's due date: the folder's own ``timestamp.txt`` if it has one (nbgrader's exchange writes
+    it), else the pair's time in ``times`` (:func:`read_times`), else the time the newest file in the folder
+    was last changed. A file that is not in that layout is refused (:class:`~helpers.failures.UsageError`, naming it).
     """
+    times = times or {}
     copied = []
     for notebook in sorted(folder.glob("*/*/*.ipynb")):
         student, chapter = notebook.parent.parent.name, notebook.parent.name
@@ -241,54 +279,183 @@ def collect(root: Path, folder: Path) -> list[tuple[str, str]]:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(notebook.parent, target)
+        if not (target / TIMESTAMP_FILE).is_file():
+            newest = max(path.stat().st_mtime for path in notebook.parent.rglob("*") if path.is_file())
+            moment = times.get((student, chapter)) or datetime.fromtimestamp(newest, tz=UTC)
+            (target / TIMESTAMP_FILE).write_text(moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT), encoding="utf-8")
         copied.append((student, chapter))
     if not copied:
         raise UsageError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
+    unknown = sorted(set(times) - set(copied))
+    if unknown:
+        raise UsageError(f"the times file names {len(unknown)} notebook(s) not returned in {folder}, first {unknown[0][0]}/{unknown[0][1]}")
     return copied
 
 
-def grade(root: Path | None = None, *, timeout: int = CELL_TIMEOUT_SECONDS, sandboxed: bool = True, limits: sandbox.Limits | None = None) -> list[Grade]:
-    """Autograde every returned notebook in the course, write each student's feedback and ``grades.csv``; the grades.
+def default_jobs(limits: sandbox.Limits) -> int:
+    """How many notebooks to grade at once by default: one per core, no more than the memory holds at ``limits.memory_bytes`` each."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(1, min(os.cpu_count() or 1, memory // limits.memory_bytes))
 
-    One nbgrader run per returned notebook, so a notebook nbgrader cannot grade (not JSON, say) costs
-    only its own grade, which is then 0 with the reason. ``timeout`` bounds each cell, in seconds. Each
-    notebook's kernel runs in the sandbox of :mod:`helpers.workbook.sandbox`; without one here this raises
-    :class:`~helpers.workbook.sandbox.SandboxUnavailable` before grading anything, unless ``sandboxed=False``
-    (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default: :class:`~helpers.workbook.sandbox.Limits`'s).
+
+def select(pairs: list[tuple[str, str]], students: list[str] | None = None, chapters: list[str] | None = None) -> list[tuple[str, str]]:
+    """The pairs of these students and chapters (a chapter by its name or number prefix, ``03``); all of them for ``None``.
+
+    :class:`~helpers.failures.UsageError` for a student or chapter with nothing returned, naming what there is.
     """
+    chosen = pairs
+    if students:
+        missing = sorted(set(students) - {student for student, _ in pairs})
+        if missing:
+            raise UsageError(f"nothing returned by {', '.join(missing)}; returned: {', '.join(sorted({s for s, _ in pairs})) or 'nothing'}")
+        chosen = [pair for pair in chosen if pair[0] in students]
+    if chapters:
+        matches = {wanted: [pair for pair in chosen if pair[1] == wanted or pair[1].startswith(f"{wanted}_")] for wanted in chapters}
+        missing = [wanted for wanted, found in matches.items() if not found]
+        if missing:
+            raise UsageError(f"no returned chapter {', '.join(missing)}; returned: {', '.join(sorted({c for _, c in chosen})) or 'nothing'}")
+        chosen = [pair for pair in chosen if any(pair in found for found in matches.values())]
+    return chosen
+
+
+def grading_key(root: Path, student: str, chapter: str, settings: dict[str, Any]) -> str:
+    """What a notebook's grade depends on: the returned folder (its submission time included), the chapter's teacher's
+    version, the course's configuration, the chapter's due date and the grading ``settings`` (limits, cell time limit)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from helpers.workbook.cache import files_digest
+
+    returned, source = root / "submitted" / student / chapter, root / "source" / chapter
+    digest = hashlib.sha256()
+    for top in (returned, source):
+        digest.update(files_digest(sorted(path for path in top.rglob("*") if path.is_file()), top))
+    digest.update((root / "nbgrader_config.py").read_bytes())
+    due = None
+    if (root / "gradebook.db").is_file():  # nbgrader creates one otherwise, starting a process
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id=COURSE_ID) as gradebook:
+            with contextlib.suppress(MissingEntry):
+                due = gradebook.find_assignment(chapter).duedate
+    digest.update(json.dumps({**settings, "due": str(due)}, sort_keys=True).encode())
+    return digest.hexdigest()[:32]
+
+
+def record_path(root: Path, student: str, chapter: str) -> Path:
+    """Where grading records a notebook it graded: its :func:`grading_key` and the problem it noticed (``grading/<student>/<chapter>.json``)."""
+    return root / "grading" / student / f"{chapter}.json"
+
+
+def _recorded(root: Path, student: str, chapter: str) -> dict[str, str]:
+    path = record_path(root, student, chapter)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def grade(
+    root: Path | None = None,
+    *,
+    timeout: int = CELL_TIMEOUT_SECONDS,
+    sandboxed: bool = True,
+    limits: sandbox.Limits | None = None,
+    jobs: int | None = None,
+    students: list[str] | None = None,
+    chapters: list[str] | None = None,
+    again: bool = False,
+    progress: bool = False,
+) -> list[Grade]:
+    """Autograde the returned notebooks that are new or changed since they were last graded, write each one's feedback
+    and ``grades.csv``; the grades of every returned notebook.
+
+    A notebook is graded again when its :func:`grading_key` changed (the returned files, the chapter, the course's
+    configuration, the due date, these settings) or its graded copy is gone; ``students`` and ``chapters``
+    (:func:`select`) grade only those, changed or not, and ``again`` grades every one. ``jobs`` notebooks are
+    graded at once (default :func:`default_jobs`), each by its own nbgrader process, so a notebook nbgrader cannot
+    grade (not JSON, say) costs only its own grade, which is then 0 with the reason; the same returned notebooks
+    give the same ``grades.csv`` whatever ``jobs``. ``timeout`` bounds each cell, in seconds. Each notebook's
+    kernel runs in the sandbox of :mod:`helpers.workbook.sandbox`; without one here this raises
+    :class:`~helpers.workbook.sandbox.SandboxUnavailable` before grading anything, unless ``sandboxed=False``
+    (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default:
+    :class:`~helpers.workbook.sandbox.Limits`'s). ``progress`` shows a progress bar with the time left (tqdm, on stderr).
+    """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm
+
     limits = limits or sandbox.Limits()
     root = course_root() if root is None else root
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
     if sandboxed:
         sandbox.require(limits)
         require_sandboxed_autograding(root)
     released = {folder.name for folder in (root / "source").iterdir()} if (root / "source").is_dir() else set()
+    every = submissions(root)
+    chosen = set(select(every, students, chapters))
+    settings = {"timeout": timeout, "sandboxed": sandboxed, **dataclasses.asdict(limits)}
     problems: dict[tuple[str, str], str] = {}
-    for student, chapter in submissions(root):
+    pending: list[tuple[str, str, str]] = []
+    for student, chapter in every:
         if chapter not in released:
             problems[student, chapter] = f"no chapter {chapter!r} in this course"
             continue
-        report = root / "sandbox" / student / f"{chapter}.json"
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.unlink(missing_ok=True)
-        bounds = [f"--SandboxedExecute.{name}={getattr(limits, name)}" for name in ("memory_bytes", "tasks", "wall_seconds", "output_bytes")]
-        isolation = [f"--SandboxedExecute.report={report}", *bounds] if sandboxed else ["--SandboxedExecute.sandbox=False"]
-        try:
-            run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}", *isolation)
-        except CourseError as error:
-            problems[student, chapter] = _reason(str(error))
-            continue
-        if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before the next student's notebook
-            raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
-        try:
-            run_nbgrader(root, "generate_feedback", chapter, "--student", student, "--force")
-        except CourseError as error:
-            problems[student, chapter] = _reason(str(error))
-            continue
-        noticed = "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
-        if noticed:
-            problems[student, chapter] = noticed
-    run_nbgrader(root, "export", "--to", str(root / "grades.csv"))
+        key = grading_key(root, student, chapter, settings)
+        record = _recorded(root, student, chapter)
+        graded = (root / "autograded" / student / chapter / f"{chapter}.ipynb").is_file()
+        if (student, chapter) in chosen and (again or students or chapters or record.get("key") != key or not graded):
+            pending.append((student, chapter, key))
+        else:
+            problems[student, chapter] = record.get("problem", "")
+    workers = jobs or default_jobs(limits)
+    with ThreadPoolExecutor(max_workers=workers) as pool, tqdm(total=len(pending), unit="notebook", desc="grading", disable=not progress) as bar:
+        futures = {pool.submit(_grade_one, root, student, chapter, timeout, sandboxed, limits): (student, chapter, key) for student, chapter, key in pending}
+        for future in as_completed(futures):
+            student, chapter, key = futures[future]
+            problem = future.result()  # a sandbox that did not run stops grading here (CourseError)
+            problems[student, chapter] = problem
+            recorded = record_path(root, student, chapter)
+            recorded.parent.mkdir(parents=True, exist_ok=True)
+            recorded.write_text(json.dumps({"key": key, "problem": problem}), encoding="utf-8")
+            bar.update()
+    export_grades(root)
     return read_grades(root, problems)
+
+
+def _grade_one(root: Path, student: str, chapter: str, timeout: int, sandboxed: bool, limits: sandbox.Limits) -> str:
+    """Autograde one returned notebook and write its feedback; what a teacher should know about it ("" when nothing)."""
+    report = root / "sandbox" / student / f"{chapter}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    bounds = [f"--SandboxedExecute.{name}={getattr(limits, name)}" for name in ("memory_bytes", "tasks", "wall_seconds", "output_bytes")]
+    isolation = [f"--SandboxedExecute.report={report}", *bounds] if sandboxed else ["--SandboxedExecute.sandbox=False"]
+    try:
+        run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}", *isolation)
+    except CourseError as error:
+        return _reason(str(error))
+    if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before any other notebook
+        raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
+    try:
+        run_nbgrader(root, "generate_feedback", chapter, "--student", student, "--force")
+    except CourseError as error:
+        return _reason(str(error))
+    return "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
+
+
+def export_grades(root: Path) -> Path:
+    """``grades.csv`` by nbgrader's ``export``, its rows sorted by chapter and student (nbgrader orders students by name,
+    and by the order they were first graded among equal names, which parallel grading does not fix)."""
+    import csv
+
+    path = root / "grades.csv"
+    run_nbgrader(root, "export", "--to", str(path))
+    with path.open(encoding="utf-8", newline="") as handle:
+        header, *rows = list(csv.reader(handle))
+    columns = {name: index for index, name in enumerate(header)}
+    rows.sort(key=lambda row: (row[columns["assignment"]], row[columns["student_id"]]))
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([header, *rows])
+    return path
 
 
 def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
