@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from helpers.failures import UsageError
-from helpers.workbook import course, sandbox
+from helpers.workbook import course, lms, sandbox
 from helpers.workbook.commands import make_parser
 from helpers.workbook.exercise_layout import find
 from tests.kept import content_key, kept
@@ -201,3 +201,73 @@ def test_the_same_returned_notebooks_give_the_same_grades_csv_whatever_the_numbe
     parallel, serial = graded_class["csv_parallel"], graded_class["csv_serial"]
     assert parallel == serial and parallel.count("\n") == 3, parallel
     assert [line.split(",")[3] for line in parallel.splitlines()[1:]] == ["ada", "bo"]  # student_id, sorted
+
+
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        (r"(?P<student_id>\w+", "is not a regular expression"),
+        (r"(?P<student>\w+)_(?P<file_id>.*)", r"needs the named groups \(\?P<student_id>...\)"),
+        (r"(?P<student_id>\w+)_.*", r"needs the named groups \(\?P<file_id>...\)"),
+    ],
+)
+def test_a_name_pattern_without_the_groups_nbgrader_needs_is_refused(pattern: str, says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        lms.check_pattern(pattern)
+
+
+def test_a_submission_time_in_nbgraders_dashed_form_is_read_as_the_date_and_time_it_writes(tmp_path: Path) -> None:
+    from nbgrader.utils import parse_utc
+
+    assert str(parse_utc("2026-12-10-23-59-00")) != "2026-12-10 23:59:00"  # nbgrader alone reads the last three numbers as a time zone
+    assert lms.submission_time("2026-12-10-23-59-00", tmp_path) == "2026-12-10 23:59:00+00:00"
+    assert str(parse_utc(lms.submission_time("2026-12-10-23-59-00", tmp_path))) == "2026-12-10 23:59:00"
+    assert lms.submission_time("2026-12-10 23:59 UTC", tmp_path) == "2026-12-10 23:59 UTC"  # any other form: nbgrader reads it
+    file = tmp_path / "returned.ipynb"
+    file.write_text("{}", encoding="utf-8")
+    os.utime(file, (1_800_000_000, 1_800_000_000))
+    assert lms.submission_time(None, file) == "2027-01-15 08:00:00+00:00"  # no time in the name: the file's own
+
+
+@pytest.mark.process
+def test_a_learning_platforms_download_is_collected_with_each_students_submission_time(tmp_path: Path) -> None:
+    """Through nbgrader's zip_collect: the time in the name (nbgrader's example form), else the time the zip records for the file."""
+    import zipfile
+
+    root = course.build_course([tiny_chapter(tmp_path / "chapters")], tmp_path / "course")
+    released = (root / "release" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb").read_bytes()
+    download = tmp_path / "download.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr(f"tiny_ada_attempt_2026-12-10-23-59-00_{TINY_CHAPTER}.ipynb", released)
+        archive.writestr(zipfile.ZipInfo(f"tiny_bo_attempt_{TINY_CHAPTER}.ipynb", date_time=(2026, 12, 11, 8, 30, 0)), released)
+        archive.writestr("notes.txt", "not a notebook")
+    assert lms.zip_collect(root, TINY_CHAPTER, [download]) == ["ada"]  # bo's name has no time: the default pattern does not match it
+    assert _timestamp(root, "ada", TINY_CHAPTER) == "2026-12-10 23:59:00"  # nbgrader writes UTC without a zone
+    pattern = r"tiny_(?P<student_id>\w+?)_attempt_(?:[\d-]+_)?(?P<file_id>\d\d_\w+\.ipynb)"
+    assert lms.zip_collect(root, TINY_CHAPTER, [download], pattern) == ["ada", "bo"]
+    assert _timestamp(root, "bo", TINY_CHAPTER) == "2026-12-11 08:30:00"  # the zip's own record of the file
+    assert (root / "submitted" / "bo" / TINY_CHAPTER / f"{TINY_CHAPTER}.ipynb").read_bytes() == released
+    with pytest.raises(UsageError, match="no file in download.zip has a name that --name-pattern matches"):
+        lms.zip_collect(root, TINY_CHAPTER, [download], r"(?P<student_id>x)(?P<file_id>y)")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--times", "times.csv"], "--times goes with --from"),
+        (["--name-pattern", "(?P<student_id>.)(?P<file_id>.)"], "--name-pattern goes with --zip"),
+        (["--zip", "download.zip"], "--zip needs one --chapter"),
+        (["--zip", "download.zip", "--chapter", "03", "--chapter", "04"], "--zip needs one --chapter"),
+        (["--student", "ada"], "nothing to grade: no returned notebook in"),
+    ],
+)
+def test_the_grade_command_refuses_options_that_do_not_go_together_in_one_line(
+    arguments: list[str], says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from helpers.workbook.commands import main
+
+    monkeypatch.setenv("WORKBOOK_BUILD_DIR", str(tmp_path))
+    (tmp_path / "course" / "source" / "03_gradient_clipping").mkdir(parents=True)
+    assert main(["grade", *arguments]) == UsageError.exit_status
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert says in line

@@ -6,7 +6,8 @@
     python -m helpers.workbook book
     python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
     python -m helpers.workbook course [01 ...]
-    python -m helpers.workbook grade [--from FOLDER [--times FILE]] [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
+    python -m helpers.workbook grade [--from FOLDER [--times FILE]] [--zip FILE --chapter 03 [--name-pattern REGEX]]
+                                     [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
     python -m helpers.workbook translations update|check [FILE.po ...]
     python -m helpers.workbook drift [--nightly] [--only 01 ...]
     python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
@@ -140,6 +141,16 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     course.set_defaults(handler=course_command)
     grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
     grade.add_argument("--from", dest="source", type=Path, help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first")
+    grade.add_argument(
+        "--zip", dest="archives", action="append", type=Path, metavar="FILE",
+        help="collect returned notebooks from a learning platform's download (a zip) first, with nbgrader's zip_collect; "
+        "needs one --chapter, the download's (then only new and changed notebooks are graded)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--name-pattern", default=None, metavar="REGEX",
+        help="with --zip: how a returned file's name says whose it is, a regular expression with the groups student_id, file_id "
+        "and, if the name holds it, timestamp (default: helpers.workbook.lms.NAME_PATTERN)",
+    )  # fmt: skip
     grade.add_argument(
         "--times", type=Path,
         help="with --from: a CSV file (student,chapter,submitted) of submission times, for folders without a timestamp.txt "
@@ -312,13 +323,21 @@ def grade_command(args: argparse.Namespace) -> int:
         raise UsageError(f"no course in {root}: build it first with make course")
     if args.times is not None and args.source is None:
         raise UsageError("--times goes with --from: it gives the submission times of the folders copied from there")
+    if args.name_pattern is not None and not args.archives:
+        raise UsageError("--name-pattern goes with --zip: it reads the names of the files in the download")
     if args.source is not None:
         course.collect(root, args.source, course.read_times(args.times) if args.times is not None else None)
+    if args.archives:
+        from helpers.workbook import lms
+
+        if len(args.chapter or []) != 1:
+            raise UsageError("--zip needs one --chapter: a download holds one chapter's returned notebooks")
+        [chapter] = course.select([("", folder.name) for folder in (root / "source").iterdir()], None, args.chapter)
+        lms.zip_collect(root, chapter[1], args.archives, args.name_pattern or lms.NAME_PATTERN)
     if not course.submissions(root):
         raise UsageError(f"nothing to grade: no returned notebook in {root / 'submitted'} (<student>/<chapter>/<chapter>.ipynb)")
-    grades = course.grade(
-        root, timeout=args.timeout, sandboxed=args.sandboxed, jobs=args.jobs, students=args.student, chapters=args.chapter, again=args.again, progress=True
-    )
+    chosen = {"students": args.student, "chapters": None if args.archives else args.chapter, "again": args.again}
+    grades = course.grade(root, timeout=args.timeout, sandboxed=args.sandboxed, jobs=args.jobs, progress=True, **chosen)
     print(course.summary(grades))
     print(f"\nfeedback in {root / 'feedback'} (one HTML page per student and chapter), gradebook in {root / 'grades.csv'}")
     return 0
