@@ -271,3 +271,13 @@ def test_the_grade_command_refuses_options_that_do_not_go_together_in_one_line(
     assert main(["grade", *arguments]) == UsageError.exit_status
     [line] = capsys.readouterr().err.strip().splitlines()
     assert says in line
+
+
+def test_copying_with_students_and_chapters_copies_only_theirs_and_names_what_was_not_returned(tmp_path: Path) -> None:
+    returned, root = tmp_path / "returned", tmp_path / "course"
+    for student, chapter in PAIRS:
+        _returned_folder(returned, student, chapter)
+    assert course.collect(root, returned, students=["ada"], chapters=["03"]) == [PAIRS[0]]
+    assert course.submissions(root) == [PAIRS[0]]
+    with pytest.raises(UsageError, match="nothing returned by cy; returned: ada, bo"):
+        course.collect(root, returned, students=["cy"])

@@ -140,7 +140,10 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     course.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
     course.set_defaults(handler=course_command)
     grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
-    grade.add_argument("--from", dest="source", type=Path, help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first")
+    grade.add_argument(
+        "--from", dest="source", type=Path,
+        help="copy returned notebooks (<student>/<chapter>/<chapter>.ipynb) from here first (with --student, --chapter: only theirs)",
+    )  # fmt: skip
     grade.add_argument(
         "--zip", dest="archives", action="append", type=Path, metavar="FILE",
         help="collect returned notebooks from a learning platform's download (a zip) first, with nbgrader's zip_collect; "
@@ -326,7 +329,8 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.name_pattern is not None and not args.archives:
         raise UsageError("--name-pattern goes with --zip: it reads the names of the files in the download")
     if args.source is not None:
-        course.collect(root, args.source, course.read_times(args.times) if args.times is not None else None)
+        times = course.read_times(args.times) if args.times is not None else None
+        course.collect(root, args.source, times, students=args.student, chapters=args.chapter)
     if args.archives:
         from helpers.workbook import lms
 

@@ -261,8 +261,11 @@ def read_times(path: Path) -> dict[tuple[str, str], datetime]:
     return times
 
 
-def collect(root: Path, folder: Path, times: dict[tuple[str, str], datetime] | None = None) -> list[tuple[str, str]]:
-    """Copy returned notebooks from ``folder`` (``<student>/<chapter>/<chapter>.ipynb``) into the course; the pairs copied.
+def collect(
+    root: Path, folder: Path, times: dict[tuple[str, str], datetime] | None = None, students: list[str] | None = None, chapters: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """Copy returned notebooks from ``folder`` (``<student>/<chapter>/<chapter>.ipynb``) into the course, only those of
+    ``students`` and ``chapters`` if given (:func:`select`); the pairs copied.
 
     A pair returned again replaces the one there. Each copy keeps a submission time, which nbgrader compares
     with the chapter's due date: the folder's own ``timestamp.txt`` if it has one (nbgrader's exchange writes
@@ -270,11 +273,18 @@ def collect(root: Path, folder: Path, times: dict[tuple[str, str], datetime] | N
     was last changed. A file that is not in that layout is refused (:class:`~helpers.failures.UsageError`, naming it).
     """
     times = times or {}
-    copied = []
-    for notebook in sorted(folder.glob("*/*/*.ipynb")):
-        student, chapter = notebook.parent.parent.name, notebook.parent.name
-        if notebook.stem != chapter:
+    notebooks = sorted(folder.glob("*/*/*.ipynb"))
+    for notebook in notebooks:
+        if notebook.stem != notebook.parent.name:
             raise UsageError(f"{notebook}: a returned notebook is <student>/<chapter>/<chapter>.ipynb, the chapter's own name")
+    if not notebooks:
+        raise UsageError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
+    chosen = set(select([(notebook.parent.parent.name, notebook.parent.name) for notebook in notebooks], students, chapters))
+    copied = []
+    for notebook in notebooks:
+        student, chapter = notebook.parent.parent.name, notebook.parent.name
+        if (student, chapter) not in chosen:
+            continue
         target = root / "submitted" / student / chapter
         if target.exists():
             shutil.rmtree(target)
@@ -284,8 +294,6 @@ def collect(root: Path, folder: Path, times: dict[tuple[str, str], datetime] | N
             moment = times.get((student, chapter)) or datetime.fromtimestamp(newest, tz=UTC)
             (target / TIMESTAMP_FILE).write_text(moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT), encoding="utf-8")
         copied.append((student, chapter))
-    if not copied:
-        raise UsageError(f"no returned notebook in {folder}: the layout is <student>/<chapter>/<chapter>.ipynb")
     unknown = sorted(set(times) - set(copied))
     if unknown:
         raise UsageError(f"the times file names {len(unknown)} notebook(s) not returned in {folder}, first {unknown[0][0]}/{unknown[0][1]}")
