@@ -54,7 +54,7 @@ def test_an_expected_failure_is_one_line_with_its_class_status(
 def test_a_bug_is_a_traceback_not_a_usage_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A plain ValueError deep in course.build_course is a bug: it propagates (Python exits 1 with its traceback)."""
 
-    def broken(*_: object) -> Path:
+    def broken(*_: object, **__: object) -> Path:
         raise ValueError("a bug in the course builder")
 
     monkeypatch.setattr(course, "build_course", broken)

@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from helpers.workbook import course, executor, sandbox
+from helpers.workbook import course, executor, release, sandbox
 from helpers.workbook.exercise_layout import CHECK_TAG, EXERCISE_KEY, SOLUTION_TAG, STUB_TAG, Exercise, find
 from tests.kept import content_key, kept
 
@@ -37,9 +37,9 @@ def chapter_path(name: str) -> Path:
 def test_the_teachers_version_adds_nbgrader_cells_and_leaves_out_the_solutions() -> None:
     chapter = nbformat.read(chapter_path(CHAPTER), as_version=4)
     exercises = find(chapter)
-    source = course.course_notebook(chapter)
-    assert len(source.cells) == len(chapter.cells) - len(exercises) + 1  # the solution cells out, the licences' cell in
-    assert source.cells[-1].source == course.LICENSE_CELL
+    source = course.course_notebook(chapter, CHAPTER)
+    assert len(source.cells) == len(chapter.cells) - len(exercises) + 2  # the solution cells out, the header and the licences' cell in
+    assert source.cells[0].id == release.HEADER_ID and source.cells[-1].source == course.LICENSE_CELL
     graded = [cell for cell in source.cells if cell.metadata.get("nbgrader", {}).get("grade")]
     answers = [cell for cell in source.cells if cell.metadata.get("nbgrader", {}).get("solution")]
     assert [cell.metadata["nbgrader"]["points"] for cell in graded] == [exercise.points for exercise in exercises] == [1, 2, 2]
@@ -91,8 +91,9 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
     root = course.build_course(executor.notebooks(), tmp_path / "course")
     chapters = executor.notebooks()
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
-    for path in chapters:  # each chapter goes out with the licences its last cell links to
-        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(["LICENSE", "LICENSE-docs", path.name])
+    for path in chapters:  # each chapter goes out with the licences its last cell links to, the seed map and the glossary
+        files = ["LICENSE", "LICENSE-docs", "seed_map.md", "glossary.md", path.name]
+        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(files) == sorted(release.bundled_files(path.stem))
     for path in chapters:
         chapter = nbformat.read(path, as_version=4)
         released = nbformat.read(root / "release" / path.stem / path.name, as_version=4)

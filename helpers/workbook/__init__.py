@@ -27,6 +27,8 @@ Serving and teaching:
 
 - :mod:`helpers.workbook.lab`: ``make lab``'s JupyterLab (its settings in ``lab_config/``);
 - :mod:`helpers.workbook.course`: the nbgrader course (``make course``, ``make grade``);
+- :mod:`helpers.workbook.release`: the students' copies as handed out (the header, links that work in each release folder);
+- :mod:`helpers.workbook.deadlines`: due dates in the gradebook, and the late policy nbgrader applies;
 - :mod:`helpers.workbook.sandbox`: the sandbox each graded notebook's kernel runs in (bubblewrap, control groups);
 - :mod:`helpers.workbook.exercise_layout`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`).
 

@@ -5,7 +5,7 @@
     python -m helpers.workbook refresh [01 ...]
     python -m helpers.workbook book
     python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
-    python -m helpers.workbook course [01 ...]
+    python -m helpers.workbook course [01 ...] [--due "2026-12-10 23:59"|none] [--late-penalty PERCENT] [--book-url URL|none]
     python -m helpers.workbook grade [--from FOLDER [--times FILE]] [--zip FILE --chapter 03 [--name-pattern REGEX]]
                                      [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
     python -m helpers.workbook translations update|check [FILE.po ...]
@@ -138,6 +138,21 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     lab.set_defaults(handler=lab_command)
     course = sub.add_parser("course", help="build the nbgrader course in build/course: the teacher's version and the students' release")
     course.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="number prefix or name (default: every chapter)")
+    course.add_argument(
+        "--due", metavar="WHEN",
+        help='due date of these chapters, "YYYY-MM-DD HH:MM" in this machine\'s time zone (TZ) unless followed by an offset '
+        '("2026-12-10 23:59+08:00"); none clears it (default: keep the one set before)',
+    )  # fmt: skip
+    course.add_argument(
+        "--late-penalty", metavar="PERCENT",
+        help="share of a late notebook's score lost per started day late, 0 to 100: 0 marks late work and keeps its points, "
+        "100 gives it none (default: keep the one set before, else 0)",
+    )  # fmt: skip
+    course.add_argument(
+        "--book-url", metavar="URL",
+        help="where the book's English edition is served (the folder of build/book/en): links to other chapters point there, "
+        "URL/<chapter>.html#<heading>; without one they become text naming the chapter; none clears it (default: keep the one set before)",
+    )  # fmt: skip
     course.set_defaults(handler=course_command)
     grade = sub.add_parser("grade", help="autograde the returned notebooks in build/course/submitted; feedback and grades.csv")
     grade.add_argument(
@@ -309,11 +324,16 @@ def lab_command(args: argparse.Namespace) -> int:
 
 
 def course_command(args: argparse.Namespace) -> int:
-    """Build the course from the chosen chapters and say where its two versions are."""
-    from helpers.workbook import course
+    """Build the course from the chosen chapters, say where its two versions are and what their headers state."""
+    from helpers.workbook import course, deadlines, release
 
-    root = course.build_course(executor.select(executor.notebooks(), args.notebooks))
+    chapters = executor.select(executor.notebooks(), args.notebooks)
+    due = release.KEEP if args.due is None else deadlines.parse_due(args.due)  # every option refused before anything is built
+    late_penalty = release.KEEP if args.late_penalty is None else deadlines.parse_late_penalty(args.late_penalty)
+    book_url = release.KEEP if args.book_url is None else release.parse_book_url(args.book_url)
+    root = course.build_course(chapters, due=due, late_penalty=late_penalty, book_url=book_url)
     print(f"course: {root} (teacher's version in source/, students' in release/); grade with: make grade")
+    print(course.release_summary(root))
     return 0
 
 

@@ -5,8 +5,8 @@ JupyterLab extensions (the formgrader, the assignment list) work in it::
 
     nbgrader_config.py                  written here (:func:`config_text`)
     gradebook.db                        nbgrader's database: assignments, students, scores
-    source/<chapter>/<chapter>.ipynb    the teacher's version (:func:`course_notebook`)
-    release/<chapter>/<chapter>.ipynb   the students' version, made by ``nbgrader generate_assignment``
+    source/<chapter>/<chapter>.ipynb    the teacher's version (:func:`course_notebook`), beside the files it links to
+    release/<chapter>/<chapter>.ipynb   the students' version, made by ``nbgrader generate_assignment`` (the files too)
     submitted/<student>/<chapter>/<chapter>.ipynb        what students returned
     autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
     sandbox/<student>/<chapter>.json     what the grading sandbox stopped (:mod:`helpers.workbook.sandbox`)
@@ -19,8 +19,16 @@ check becomes a locked, autograded cell worth the exercise's points, with one li
 hidden tests that calls :func:`helpers.exercises.require_solved` (students do not see it, and in
 their copy the check prints and goes on, as in the chapter; when graded, the hidden line is put back
 and the check raises with its "not yet" reason); the solution cell, and the answers in its metadata,
-are left out. Everything else (prose, code, stored outputs) is the chapter's own: the course is
-built from the chapters, never edited by hand.
+are left out, and so is every cell tagged ``chapter-only`` (the sentences about the solutions). A locked
+header comes first: the exercises and their points, the due date, the late policy and how to return the
+notebook (:mod:`helpers.workbook.release`); the licences' cell comes last. Links to other chapters point at
+the served book (``--book-url``) or become text naming the chapter, and the seed map and the glossary go
+with each chapter (:func:`helpers.workbook.release.bundled_pages`). Everything else (prose, code, stored
+outputs) is the chapter's own: the course is built from the chapters, never edited by hand.
+
+The due dates live in the gradebook, one per chapter, where ``nbgrader autograde`` reads them; the late
+policy and the book's URL in ``nbgrader_config.py`` (:mod:`helpers.workbook.deadlines`). A build that does not
+set one keeps what the last build set, and writes every chapter's header again to say it.
 
 Building again rewrites ``source/``, ``release/`` and the configuration; it never touches what
 students returned, the grades, or the feedback.
@@ -45,9 +53,10 @@ from typing import Any
 
 from helpers.failures import CommandError, UsageError
 from helpers.paths import build_root
-from helpers.workbook import sandbox
+from helpers.workbook import deadlines, release, sandbox
 from helpers.workbook.book import LICENSE_FILES
-from helpers.workbook.exercise_layout import Exercise, find
+from helpers.workbook.exercise_layout import Exercise, chapter_only_cells, find
+from helpers.workbook.release import KEEP, Keep, Settings
 
 #: nbgrader's course id for the workbook.
 COURSE_ID = "tf-training-workbook"
@@ -111,10 +120,12 @@ def _nbgrader(grade_id: str, *, solution: bool = False, grade: bool = False, loc
     return metadata
 
 
-def course_notebook(chapter: Any) -> Any:
-    """The teacher's version of a chapter (an ``nbformat`` notebook): a copy with nbgrader's cells, described above, and the licences last."""
+def course_notebook(chapter: Any, name: str, *, due: datetime | None = None, settings: Settings | None = None) -> Any:
+    """The teacher's version of chapter ``name`` (an ``nbformat`` notebook): a copy with nbgrader's cells, described above,
+    its header first (``due``: the chapter's due date, if any) and the licences last."""
     import nbformat
 
+    settings = settings or Settings()
     notebook = copy.deepcopy(chapter)
     exercises = find(notebook)
     if not exercises:
@@ -126,14 +137,38 @@ def course_notebook(chapter: Any) -> Any:
         hidden = f"exercises.require_solved({check_name(exercise)!r})  # when graded: no points unless the check above said solved"
         check.source = f"{check.source.rstrip()}\n{BEGIN_HIDDEN_TESTS}\n{hidden}\n{END_HIDDEN_TESTS}"
         check.metadata["nbgrader"] = _nbgrader(check_id(exercise), grade=True, locked=True, points=exercise.points)
-    solutions = {exercise.solution for exercise in exercises}
-    notebook.cells = [cell for index, cell in enumerate(notebook.cells) if index not in solutions]
+    left_out = {exercise.solution for exercise in exercises} | set(chapter_only_cells(notebook))
+    notebook.cells = [cell for index, cell in enumerate(notebook.cells) if index not in left_out]
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = release.rewrite_links(cell.source, name, settings.book_url)
     notebook.cells.append(nbformat.v4.new_markdown_cell(LICENSE_CELL, id="course-licence"))
+    return with_header(notebook, name, due, settings)
+
+
+def _exercise_named(grade_id: str) -> str:
+    """The exercise a check's ``grade_id`` grades, as the chapter names it (:func:`check_id`'s inverse)."""
+    match = re.fullmatch(r"exercise-(\d+)-check", grade_id)
+    return f"Exercise {match[1]}" if match else grade_id
+
+
+def with_header(notebook: Any, name: str, due: datetime | None, settings: Settings) -> Any:
+    """``notebook`` (a course notebook) with its header first, written from its checks' points, ``due`` and ``settings``; a header there is replaced."""
+    import nbformat
+
+    grades = [cell.metadata["nbgrader"] for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    exercises = [(_exercise_named(grade["grade_id"]), int(grade["points"])) for grade in grades]
+    text = release.header_text(name, release.title(notebook), exercises, due, settings)
+    header = nbformat.v4.new_markdown_cell(text, id=release.HEADER_ID)
+    header.metadata["nbgrader"] = _nbgrader(release.HEADER_ID, locked=True)  # read-only for students; autograding restores it
+    notebook.cells = [header, *(cell for cell in notebook.cells if cell.get("id") != release.HEADER_ID)]
     return notebook
 
 
-def config_text(root: Path) -> str:
-    """The ``nbgrader_config.py`` of the course in ``root``: its exchange (where ``release_assignment`` puts the students' copies) is ``root/exchange``."""
+def config_text(root: Path, release_settings: Settings | None = None) -> str:
+    """The ``nbgrader_config.py`` of the course in ``root``: its exchange (where ``release_assignment`` puts the students' copies) is ``root/exchange``;
+    its late policy and book URL ``release_settings``'s (default: none)."""
+    chosen = release_settings or Settings()
     settings = {
         "CourseDirectory.course_id": COURSE_ID,
         "Exchange.root": str(root / "exchange"),
@@ -154,6 +189,12 @@ def config_text(root: Path) -> str:
         "c.Autograde.autograde_preprocessors = [",
         "    SandboxedExecute if step is Execute else step for step in Autograde.class_traits()['autograde_preprocessors'].default()",
         "]",
+        "# The late policy (helpers/workbook/deadlines.py): autograding takes it off a late notebook's score; the due dates are in the gradebook.",
+        "from helpers.workbook.deadlines import LatePenalty",
+        "c.AssignLatePenalties.plugin_class = LatePenalty",
+        f"c.LatePenalty.percent_per_day = {chosen.late_penalty!r}",
+        "# Kept for the next build (helpers/workbook/release.py); nbgrader does not read it.",
+        f"c.{release.SETTINGS_SECTION}.book_url = {chosen.book_url!r}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -190,27 +231,76 @@ def run_nbgrader(root: Path, *arguments: str, timeout: float | None = None) -> s
     return done
 
 
-def build_course(chapters: list[Path], root: Path | None = None) -> Path:
+def build_course(
+    chapters: list[Path],
+    root: Path | None = None,
+    *,
+    due: datetime | None | Keep = KEEP,
+    late_penalty: float | Keep = KEEP,
+    book_url: str | Keep = KEEP,
+) -> Path:
     """Write the course for ``chapters`` (notebook files) into ``root`` (default :func:`course_root`) and release it; return ``root``.
 
     ``source/`` is rewritten for these chapters, and ``release/`` for every chapter in ``source/``; a
     chapter from an earlier build that is not among them stays, and so does everything students returned.
+    ``due`` becomes these chapters' due date (an aware datetime; None: no due date), ``late_penalty`` the
+    course's late policy (:func:`helpers.workbook.deadlines.late_penalty`), ``book_url`` where links to other
+    chapters point ("": nowhere, they become text); each one not given stays as the last build set it.
+    Every chapter's header is written again, to state them.
     """
     import nbformat
 
     root = course_root() if root is None else root
     root.mkdir(parents=True, exist_ok=True)
-    (root / "nbgrader_config.py").write_text(config_text(root), encoding="utf-8")
+    settings = release.kept_settings(_last_config(root), late_penalty=late_penalty, book_url=book_url)
+    (root / "nbgrader_config.py").write_text(config_text(root, settings), encoding="utf-8")
     (root / "exchange").mkdir(exist_ok=True)
+    built = {chapter.stem for chapter in chapters}
+    due_dates = deadlines.due_dates(root)  # those set before; the gradebook records the new ones once nbgrader made it
+    if due is not KEEP:
+        due_dates = {name: when for name, when in due_dates.items() if name not in built} | ({name: due for name in built} if due is not None else {})
     for chapter in chapters:
         folder = root / "source" / chapter.stem
         folder.mkdir(parents=True, exist_ok=True)
-        notebook = course_notebook(nbformat.read(chapter, as_version=4))
+        notebook = course_notebook(nbformat.read(chapter, as_version=4), chapter.stem, due=due_dates.get(chapter.stem), settings=settings)
         nbformat.write(notebook, folder / chapter.name)
         for licence in LICENSE_FILES:  # released with the notebook: its last cell links to them
             shutil.copyfile(licence, folder / licence.name)
-    run_nbgrader(root, "generate_assignment", "*", "--force")  # every chapter in source/, in one process
+        for page, text in release.bundled_pages(chapter.stem, settings.book_url).items():  # so are the seed map and the glossary
+            (folder / page).write_text(text, encoding="utf-8")
+    for notebook_file in sorted((root / "source").glob("*/*.ipynb")):  # chapters of earlier builds: their headers say today's settings
+        if notebook_file.stem == notebook_file.parent.name and notebook_file.stem not in built:
+            notebook = with_header(nbformat.read(notebook_file, as_version=4), notebook_file.stem, due_dates.get(notebook_file.stem), settings)
+            nbformat.write(notebook, notebook_file)
+    run_nbgrader(root, "generate_assignment", "*", "--force")  # every chapter in source/, in one process; it makes the gradebook
+    if due is not KEEP:
+        deadlines.set_due_dates(root, sorted(built), due)  # where autograde reads them
     return root
+
+
+def release_summary(root: Path) -> str:
+    """What the course's headers state, for the teacher: each chapter's due date, the late policy, where links to other chapters go."""
+    settings = release.kept_settings(_last_config(root))
+    due_dates = deadlines.due_dates(root)
+    chapters = sorted(folder.name for folder in (root / "source").iterdir() if folder.is_dir()) if (root / "source").is_dir() else []
+    width = max((len(chapter) for chapter in chapters), default=0)
+    rows = [f"  {chapter:<{width}}  {deadlines.local_time(due_dates[chapter]) if chapter in due_dates else 'none'}" for chapter in chapters]
+    penalty = settings.late_penalty
+    policy = "late work is marked late and keeps its points" if penalty <= 0 else f"a late notebook loses {penalty:g}% of its score per started day late"
+    links = f"at {settings.book_url}/<chapter>.html" if settings.book_url else "as text naming the chapter (no --book-url)"
+    return "\n".join(["due dates (--due; none: no due date):", *rows, f"late policy (--late-penalty): {policy}", f"links to other chapters: {links}"])
+
+
+def _last_config(root: Path) -> Any:
+    """The configuration the last build wrote in ``root``: an empty one if none, or if it no longer loads (this build rewrites it)."""
+    from traitlets.config import Config
+
+    if not (root / "nbgrader_config.py").is_file():
+        return Config()
+    try:
+        return loaded_config(root)
+    except CourseError:
+        return Config()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,10 @@ combines several or applies them to a new case.
 At least :data:`MIN_WRONG_ANSWERS` wrong answers, each a different mistake, and at least
 :data:`MIN_RIGHT_ANSWERS` right answers besides the solution's own code, which is always the first
 right answer.
+
+A sentence that tells the reader where the solutions are ("The solution is folded away under the check")
+stands alone in a markdown cell tagged :data:`CHAPTER_ONLY_TAG` (:func:`chapter_only_cells`): the course's
+copy, which holds no solution, leaves that cell out.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ from helpers.exercises import Outcome
 STUB_TAG = "exercise"
 CHECK_TAG = "exercise-check"
 SOLUTION_TAG = "solution"
+#: A markdown cell only the chapter has: the course's copy (:mod:`helpers.workbook.course`), which holds no solution, leaves it
+#: out. It holds what speaks of the solutions ("The solution is folded away under the check"), and no heading (a link target).
+CHAPTER_ONLY_TAG = "chapter-only"
 #: Key of the solution cell's metadata holding the exercise's answers (a dict, the schema above).
 EXERCISE_KEY = "exercise"
 #: In the :data:`EXERCISE_KEY` dict: the list of wrong answers, each a dict of :data:`CODE_KEY` and :data:`MISTAKE_KEY`.
@@ -196,6 +203,18 @@ def find(notebook: Any) -> list[Exercise]:
     for index, cell in enumerate(cells):
         if index not in claimed and {CHECK_TAG, SOLUTION_TAG} & set(_tags(cell)):
             raise ExerciseLayoutError(f"cell {index} is tagged as a check or solution but follows no exercise stub")
+    return found
+
+
+def chapter_only_cells(notebook: Any) -> list[int]:
+    """The indices of the cells tagged :data:`CHAPTER_ONLY_TAG`; ``ExerciseLayoutError`` for one that is not markdown or holds a heading."""
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        if CHAPTER_ONLY_TAG not in _tags(cell):
+            continue
+        if cell["cell_type"] != "markdown" or re.search(r"^#{1,6} ", cell["source"], re.MULTILINE):
+            raise ExerciseLayoutError(f"cell {index} is tagged {CHAPTER_ONLY_TAG!r}: it must be markdown without a heading (the course leaves it out)")
+        found.append(index)
     return found
 
 
