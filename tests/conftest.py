@@ -59,6 +59,22 @@ STARTS: dict[str, str] = {
     "graded_class": "nbgrader, and a sandboxed Jupyter kernel per returned notebook (the tiny chapter, graded four times)",
 }
 
+#: A POSIX time zone eight hours east of UTC (China's), which needs no tz database: the local time of :func:`time_zone`.
+EAST_8 = "CST-8"
+
+
+@pytest.fixture()
+def time_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's local time zone is :data:`EAST_8` for the test, and what it was afterwards."""
+    import time
+
+    monkeypatch.setenv("TZ", EAST_8)
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 #: The run's status in the index of :func:`built_book`: every chapter ok in this many seconds but the last ...
 BOOK_OK_SECONDS = 1.5
 #: ... which failed after this many.

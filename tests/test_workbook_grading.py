@@ -50,11 +50,12 @@ def test_a_copied_folder_keeps_its_own_time_else_the_times_file_else_its_newest_
     assert _timestamp(root, "cy") == "2026-12-10 23:30:00.000000 UTC"  # its offset taken into account
 
 
-def test_a_times_file_is_read_in_utc_unless_it_says_otherwise_and_a_bad_row_is_named(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("time_zone")
+def test_a_times_file_is_read_in_local_time_unless_it_says_otherwise_and_a_bad_row_is_named(tmp_path: Path) -> None:
     path = tmp_path / "times.csv"
     path.write_text("student,chapter,submitted\nada,03_gradient_clipping,2026-12-10 23:59\nbo,03_gradient_clipping,2026-12-10T23:59+02:00\n")
     times = course.read_times(path)
-    assert times[("ada", "03_gradient_clipping")] == datetime(2026, 12, 10, 23, 59, tzinfo=UTC)
+    assert times[("ada", "03_gradient_clipping")] == datetime(2026, 12, 10, 15, 59, tzinfo=UTC)  # as --due reads it: eight hours east
     assert times[("bo", "03_gradient_clipping")] == datetime(2026, 12, 10, 21, 59, tzinfo=UTC)
     path.write_text("student,chapter,submitted\nada,03_gradient_clipping,yesterday\n")
     with pytest.raises(UsageError, match=r"times.csv, line 2: 'yesterday' is not a date and time like 2026-12-10 23:59"):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,18 +29,6 @@ from tests.test_workbook_course import TINY_CHAPTER, tiny_chapter
 
 CHAPTERS = executor.notebooks()
 BOOK = "https://teacher.example.org/workbook/en"
-#: A POSIX time zone eight hours east of UTC (China's), which needs no tz database.
-EAST_8 = "CST-8"
-
-
-@pytest.fixture()
-def time_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This process's local time zone is :data:`EAST_8` for the test, and what it was afterwards."""
-    monkeypatch.setenv("TZ", EAST_8)
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 # --- due dates and the late policy ----------------------------------------------------------------------------

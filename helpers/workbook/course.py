@@ -330,7 +330,8 @@ def submissions(root: Path) -> list[tuple[str, str]]:
 
 def read_times(path: Path) -> dict[tuple[str, str], datetime]:
     """A times file: CSV with the header ``student,chapter,submitted`` and one row per returned notebook; the time is
-    ISO 8601 (``2026-12-10 23:59`` or with an offset, ``2026-12-10T23:59:00+01:00``), UTC when it has no offset.
+    ISO 8601 (``2026-12-10 23:59`` or with an offset, ``2026-12-10T23:59:00+01:00``), this machine's local time
+    (``TZ``) when it has no offset, as ``make course ARGS=--due`` reads a due date.
 
     :class:`~helpers.failures.UsageError` names the file and line of a bad row.
     """
@@ -347,7 +348,7 @@ def read_times(path: Path) -> dict[tuple[str, str], datetime]:
                 moment = datetime.fromisoformat((row["submitted"] or "").strip())
             except ValueError:
                 raise UsageError(f"{where}: {row['submitted']!r} is not a date and time like 2026-12-10 23:59") from None
-            times[(row["student"] or "").strip(), (row["chapter"] or "").strip()] = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            times[(row["student"] or "").strip(), (row["chapter"] or "").strip()] = moment.astimezone(UTC)  # a naive time is local
     return times
 
 
