@@ -28,6 +28,8 @@ Serving and teaching:
 - :mod:`helpers.workbook.lab`: ``make lab``'s JupyterLab (its settings in ``lab_config/``);
 - :mod:`helpers.workbook.course`: the nbgrader course (``make course``, ``make grade``);
 - :mod:`helpers.workbook.sandbox`: the sandbox each graded notebook's kernel runs in (bubblewrap, control groups);
+- :mod:`helpers.workbook.feedback`: the page a student reads after grading, one per chapter, the exercises only;
+- :mod:`helpers.workbook.class_report`: the class report after grading, the roster, and the gradebook for Canvas;
 - :mod:`helpers.workbook.exercise_layout`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`).
 
 Against other environments:
