@@ -51,6 +51,11 @@ class Verdict:
     feedback: str
 
 
+#: The words of a verdict line after the exercise's name and ``": "``, as :func:`check` prints them
+#: (:mod:`helpers.workbook.feedback` reads them back from a graded notebook): ``solved.``, ``not solved yet. Hint: <hint>``,
+#: ``not yet. <reason>``, and for the learner's code raising, ``not yet. Your code raised <Error>: <reason>``.
+SOLVED, NOT_SOLVED, HINT, NOT_YET, RAISED = "solved.", "not solved yet.", "Hint:", "not yet.", "Your code raised"
+
 #: The variable nbgrader sets to ``1`` while it validates a notebook (``nbgrader/validator.py``).
 VALIDATING = "NBGRADER_VALIDATING"
 
@@ -126,14 +131,14 @@ def check(name: str, *, hint: str) -> Iterator[None]:
     try:
         yield
     except (NotAnswered, NotImplementedError):
-        outcome, feedback = "unsolved", f"{name}: not solved yet. Hint: {hint}"
+        outcome, feedback = "unsolved", f"{name}: {NOT_SOLVED} {HINT} {hint}"
     except AssertionError as error:
         reason = str(error).strip() or "a check failed"
-        outcome, feedback = "rejected", f"{name}: not yet. {reason}"
+        outcome, feedback = "rejected", f"{name}: {NOT_YET} {reason}"
     except Exception as error:  # the learner's code raised: say what, do not stop the notebook
-        outcome, feedback = "rejected", f"{name}: not yet. Your code raised {type(error).__name__}: {error_reason(error)}"
+        outcome, feedback = "rejected", f"{name}: {NOT_YET} {RAISED} {type(error).__name__}: {error_reason(error)}"
     else:
-        outcome, feedback = "solved", f"{name}: solved."
+        outcome, feedback = "solved", f"{name}: {SOLVED}"
     print(feedback)
     VERDICTS.append(Verdict(name, outcome, feedback))
     if outcome != "solved" and os.environ.get(VALIDATING) == "1":

@@ -30,6 +30,8 @@ Serving and teaching:
 - :mod:`helpers.workbook.release`: the students' copies as handed out (the header, links that work in each release folder);
 - :mod:`helpers.workbook.deadlines`: due dates in the gradebook, and the late policy nbgrader applies;
 - :mod:`helpers.workbook.sandbox`: the sandbox each graded notebook's kernel runs in (bubblewrap, control groups);
+- :mod:`helpers.workbook.feedback`: the page a student reads after grading, one per chapter, the exercises only;
+- :mod:`helpers.workbook.class_report`: the class report after grading, the roster, and the gradebook for Canvas;
 - :mod:`helpers.workbook.exercise_layout`: the exercises' layout in a notebook file (the self-check is :mod:`helpers.exercises`).
 
 Against other environments:
