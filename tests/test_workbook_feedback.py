@@ -55,7 +55,7 @@ def build_course(root: Path) -> Path:
     chapter = nbformat.read(tiny_chapter(root.parent / f"{root.name}-chapters"), as_version=4)
     source = feedback.notebook_path(root, "source", TINY_CHAPTER)
     source.parent.mkdir(parents=True)
-    nbformat.write(course.course_notebook(chapter), source)
+    nbformat.write(course.course_notebook(chapter, TINY_CHAPTER), source)
     new_gradebook(root)
     with feedback.open_gradebook(root) as gradebook:
         gradebook.add_assignment(TINY_CHAPTER)

@@ -7,7 +7,7 @@
     python -m helpers.workbook lab [--port 8888] [--lang zh_CN] [--course]
     python -m helpers.workbook course [01 ...] [--due "2026-12-10 23:59"|none] [--late-penalty PERCENT] [--book-url URL|none]
     python -m helpers.workbook grade [--from FOLDER [--times FILE]] [--zip FILE --chapter 03 [--name-pattern REGEX]]
-                                     [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
+                                     [--roster CSV] [--jobs N] [--student ID] [--chapter 03] [--all] [--timeout SECONDS] [--unsafe-no-sandbox]
     python -m helpers.workbook translations update|check [FILE.po ...]
     python -m helpers.workbook drift [--nightly] [--only 01 ...]
     python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
@@ -173,6 +173,11 @@ def _serving_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--times", type=Path,
         help="with --from: a CSV file (student,chapter,submitted) of submission times, for folders without a timestamp.txt "
         "(default: the time their newest file last changed)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--roster", type=Path, metavar="CSV",
+        help="load the class list first: a CSV with an id column and, if you have them, first_name, last_name, email "
+        "(the names go in grades.csv and canvas_grades.csv)",
     )  # fmt: skip
     grade.add_argument("--timeout", type=int, default=CELL_TIMEOUT_SECONDS, help="seconds a cell may run (default: %(default)s)")
     grade.add_argument(
@@ -348,6 +353,10 @@ def grade_command(args: argparse.Namespace) -> int:
         raise UsageError("--times goes with --from: it gives the submission times of the folders copied from there")
     if args.name_pattern is not None and not args.archives:
         raise UsageError("--name-pattern goes with --zip: it reads the names of the files in the download")
+    if args.roster is not None:
+        from helpers.workbook import class_report
+
+        print(f"roster: {len(class_report.import_roster(root, args.roster))} students from {args.roster}")
     if args.source is not None:
         times = course.read_times(args.times) if args.times is not None else None
         course.collect(root, args.source, times, students=args.student, chapters=args.chapter)
@@ -364,6 +373,7 @@ def grade_command(args: argparse.Namespace) -> int:
     grades = course.grade(root, timeout=args.timeout, sandboxed=args.sandboxed, jobs=args.jobs, progress=True, **chosen)
     print(course.summary(grades))
     print(f"\nfeedback in {root / 'feedback'} (one HTML page per student and chapter), gradebook in {root / 'grades.csv'}")
+    print(f"class report in {root / 'class_report.md'} (and .csv), for Canvas's gradebook {root / 'canvas_grades.csv'}")
     return 0
 
 

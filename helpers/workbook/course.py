@@ -8,7 +8,10 @@ JupyterLab extensions (the formgrader, the assignment list) work in it::
     source/<chapter>/<chapter>.ipynb    the teacher's version (:func:`course_notebook`), beside the files it links to
     release/<chapter>/<chapter>.ipynb   the students' version, made by ``nbgrader generate_assignment`` (the files too)
     submitted/<student>/<chapter>/<chapter>.ipynb        what students returned
-    autograded/ feedback/ grades.csv    ``nbgrader autograde``, ``generate_feedback``, ``export``
+    autograded/ grades.csv              ``nbgrader autograde``, ``export``
+    feedback/<student>/<chapter>/<chapter>.html   the student's page (:mod:`helpers.workbook.feedback`)
+    class_report.md .csv, canvas_grades.csv        after each grading (:mod:`helpers.workbook.class_report`)
+    grading/<student>/<chapter>.json     what grading recorded: the notebook's key, what it noticed (:func:`grade`)
     sandbox/<student>/<chapter>.json     what the grading sandbox stopped (:mod:`helpers.workbook.sandbox`)
     exchange/                           nbgrader's exchange on this machine (``release_assignment``, the assignment list)
 
@@ -501,16 +504,21 @@ def grade(
             continue
         key = grading_key(root, student, chapter, settings)
         record = _recorded(root, student, chapter)
-        graded = (root / "autograded" / student / chapter / f"{chapter}.ipynb").is_file()
-        if (student, chapter) in chosen and (again or students or chapters or record.get("key") != key or not graded):
+        if (student, chapter) in chosen and (again or students or chapters or record.get("key") != key):
             pending.append((student, chapter, key))
         else:
             problems[student, chapter] = record.get("problem", "")
     workers = jobs or default_jobs(limits)
+    book_url = release.kept_settings(_last_config(root)).book_url
     with ThreadPoolExecutor(max_workers=workers) as pool, tqdm(total=len(pending), unit="notebook", desc="grading", disable=not progress) as bar:
-        futures = {pool.submit(_grade_one, root, student, chapter, timeout, sandboxed, limits): (student, chapter, key) for student, chapter, key in pending}
+        futures = {
+            pool.submit(_grade_one, root, student, chapter, timeout, sandboxed, limits, f"{book_url}/{chapter}.html" if book_url else None): pair
+            for *pair, _ in pending
+        }
+        keys = {(student, chapter): key for student, chapter, key in pending}
         for future in as_completed(futures):
-            student, chapter, key = futures[future]
+            student, chapter = futures[future]
+            key = keys[student, chapter]
             problem = future.result()  # a sandbox that did not run stops grading here (CourseError)
             problems[student, chapter] = problem
             recorded = record_path(root, student, chapter)
@@ -518,27 +526,33 @@ def grade(
             recorded.write_text(json.dumps({"key": key, "problem": problem}), encoding="utf-8")
             bar.update()
     export_grades(root)
+    from helpers.workbook import class_report  # it reads this module's names: imported when grading ends
+
+    class_report.write_reports(root)
     return read_grades(root, problems)
 
 
-def _grade_one(root: Path, student: str, chapter: str, timeout: int, sandboxed: bool, limits: sandbox.Limits) -> str:
-    """Autograde one returned notebook and write its feedback; what a teacher should know about it ("" when nothing)."""
+def _grade_one(root: Path, student: str, chapter: str, timeout: int, sandboxed: bool, limits: sandbox.Limits, chapter_url: str | None) -> str:
+    """Autograde one returned notebook and write its feedback page (:mod:`helpers.workbook.feedback`, linking to ``chapter_url``);
+    what a teacher should know about it ("" when nothing)."""
     report = root / "sandbox" / student / f"{chapter}.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
+    shutil.rmtree(root / "autograded" / student / chapter, ignore_errors=True)  # a notebook that cannot be graded now has no grade from before
     bounds = [f"--SandboxedExecute.{name}={getattr(limits, name)}" for name in ("memory_bytes", "tasks", "wall_seconds", "output_bytes")]
     isolation = [f"--SandboxedExecute.report={report}", *bounds] if sandboxed else ["--SandboxedExecute.sandbox=False"]
     try:
         run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}", *isolation)
     except CourseError as error:
-        return _reason(str(error))
-    if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before any other notebook
-        raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
-    try:
-        run_nbgrader(root, "generate_feedback", chapter, "--student", student, "--force")
-    except CourseError as error:
-        return _reason(str(error))
-    return "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
+        problem = _reason(str(error))
+    else:
+        if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before any other notebook
+            raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
+        problem = "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
+    from helpers.workbook import feedback  # it reads this module's names
+
+    feedback.write_feedback(root, student, chapter, chapter_url=chapter_url)
+    return problem
 
 
 def export_grades(root: Path) -> Path:
@@ -599,7 +613,11 @@ def read_grades(root: Path, problems: dict[tuple[str, str], str] | None = None) 
             problem = problems.get((student, chapter), "")
             try:
                 submission = gradebook.find_submission(chapter, student)
-                grades.append(Grade(student, chapter, float(submission.score), float(submission.max_score), problem))
+                penalty = float(submission.late_submission_penalty or 0.0)
+                if submission.total_seconds_late > 0:
+                    late = f"returned {_duration(submission.total_seconds_late)} late" + (f": {penalty:g} points off" if penalty else "")
+                    problem = "; ".join(filter(None, [late, problem]))
+                grades.append(Grade(student, chapter, float(submission.score) - penalty, float(submission.max_score), problem))
             except MissingEntry:  # nbgrader could not grade it, or the chapter is not in the course
                 try:
                     max_score = float(gradebook.find_assignment(chapter).max_score)
@@ -607,6 +625,13 @@ def read_grades(root: Path, problems: dict[tuple[str, str], str] | None = None) 
                     max_score = 0.0
                 grades.append(Grade(student, chapter, 0.0, max_score, problem or "not graded"))
     return grades
+
+
+def _duration(seconds: float) -> str:
+    """A time span as a teacher reads it: ``2 d 3 h``, ``3 h 20 min``, ``45 s``."""
+    minutes, hours, days = int(seconds // 60 % 60), int(seconds // 3600 % 24), int(seconds // 86400)
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{minutes} min" if minutes and not days else ""]
+    return " ".join(filter(None, parts)) or f"{seconds:.0f} s"
 
 
 def summary(grades: list[Grade]) -> str:
