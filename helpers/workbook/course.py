@@ -510,15 +510,14 @@ def grade(
             problems[student, chapter] = record.get("problem", "")
     workers = jobs or default_jobs(limits)
     book_url = release.kept_settings(_last_config(root)).book_url
+
+    def grade_one(student: str, chapter: str) -> str:
+        return _grade_one(root, student, chapter, timeout, sandboxed, limits, f"{book_url}/{chapter}.html" if book_url else None)
+
     with ThreadPoolExecutor(max_workers=workers) as pool, tqdm(total=len(pending), unit="notebook", desc="grading", disable=not progress) as bar:
-        futures = {
-            pool.submit(_grade_one, root, student, chapter, timeout, sandboxed, limits, f"{book_url}/{chapter}.html" if book_url else None): pair
-            for *pair, _ in pending
-        }
-        keys = {(student, chapter): key for student, chapter, key in pending}
+        futures = {pool.submit(grade_one, student, chapter): (student, chapter, key) for student, chapter, key in pending}
         for future in as_completed(futures):
-            student, chapter = futures[future]
-            key = keys[student, chapter]
+            student, chapter, key = futures[future]
             problem = future.result()  # a sandbox that did not run stops grading here (CourseError)
             problems[student, chapter] = problem
             recorded = record_path(root, student, chapter)
