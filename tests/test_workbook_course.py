@@ -351,3 +351,39 @@ def test_the_formgrader_and_the_assignment_list_of_the_course_answer_on_localhos
     assert "/login" in refused[0] and CHAPTER not in refused[1], refused[0]  # sent to the login page, shown nothing
     assert [assignment["name"] for assignment in assignments] == [CHAPTER], assignments
     assert released["success"] and [(item["assignment_id"], item["status"]) for item in released["value"]] == [(CHAPTER, "released")], released
+
+
+def _kept_course(name: str) -> Path:
+    """The course folder a fixture of this module graded and kept (the fixture must have run: use it in the test)."""
+    from helpers.paths import build_root
+
+    return build_root() / "test-grading" / name / content_key(GRADING_INPUTS) / "made" / "course"
+
+
+@pytest.mark.usefixtures("graded_answers", "graded_mechanics")
+def test_every_returned_notebook_gets_a_page_of_its_exercises_without_hidden_tests_tracebacks_or_paths() -> None:
+    """The real pages of the graded courses: chapter 03 (bo: wrong answers to exercises 1 and 3) and the tiny chapter's broken returns."""
+    pages = {
+        (name, student): (_kept_course(name) / "feedback" / student / chapter / f"{chapter}.html").read_text(encoding="utf-8")
+        for name, chapter, students in (("answers", CHAPTER, ("ada", "bo")), ("mechanics", TINY_CHAPTER, ("cy", "di", "ed", "fa", "gu", "hu")))
+        for student in students
+    }
+    for (name, student), page in pages.items():
+        assert "BEGIN HIDDEN TESTS" not in page and "require_solved" not in page and "Traceback" not in page, (name, student)
+        assert not re.search(r"/(work|tmp|root|home|sandbox|usr)/", page), (name, student)
+    bo = pages["answers", "bo"]
+    assert "Exercise 1 (1 point)" in bo and "Exercise 2 (2 points)" in bo and "<strong>Hint:</strong>" in bo
+    assert pages["answers", "ada"].count("Hint:") == 0
+    assert "<strong>Hint:</strong> read the task again" in pages["mechanics", "cy"]  # a syntax error: the code raised, the hint shows
+    assert "could not be graded" in pages["mechanics", "hu"]  # not JSON
+
+
+@pytest.mark.usefixtures("graded_answers")
+def test_the_class_report_counts_each_mistake_the_checks_named() -> None:
+    folder = _kept_course("answers")
+    report = (folder / "class_report.md").read_text(encoding="utf-8")
+    exercises = find(nbformat.read(chapter_path(CHAPTER), as_version=4))
+    mistake = exercises[0].wrong_answers[0].mistake  # bo's wrong answer to exercise 1, named by its check
+    assert re.search(rf"^- 1 x .*{re.escape(mistake)}", report, flags=re.MULTILINE), report
+    rows = (folder / "class_report.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("chapter,exercise") and len(rows) > 3, rows[:3]
