@@ -6,8 +6,8 @@
     .venv/bin/python -m benchmarks.course --chapters 03 --class-size 30  # a class of 30 graded with --jobs 1 and --jobs 2, side by side
 
 Builds the course (``make course``) in a temporary folder, returns every chapter answered with its
-solutions as one student would, grades it (``make grade``: nbgrader autograde and feedback, one chapter
-at a time) and prints each step's time and each chapter's grading time and points. Absolute times, on
+solutions as one student would, grades it (``make grade``'s two steps: nbgrader's autograde, in the sandbox,
+and the feedback page, one chapter at a time) and prints each step's time and each chapter's grading time and points. Absolute times, on
 this machine, that day: grading runs each chapter top to bottom, so it costs about what ``make run``
 does, plus nbgrader's own start per chapter. ``tests/test_workbook_course.py`` proves the grades; this
 only measures. With ``--sandbox-cost`` each chapter's autograding runs ``--rounds`` times in the sandbox and as
@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from benchmarks.measure import machine
-from helpers.workbook import course, executor
+from helpers.workbook import course, executor, feedback
 from helpers.workbook.exercise_layout import find
 
 
@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         for chapter in chapters:
             answered_with_solutions(root, "student", chapter)
             started = time.perf_counter()
-            course.run_nbgrader(root, "autograde", chapter.stem, "--student", "student", "--force")
-            course.run_nbgrader(root, "generate_feedback", chapter.stem, "--student", "student", "--force")
+            course.run_nbgrader(root, "autograde", chapter.stem, "--student", "student", "--force")  # in the sandbox, as the course configures it
+            feedback.write_feedback(root, "student", chapter.stem)
             rows.append((chapter.stem, time.perf_counter() - started))
         grades = {grade.chapter: grade for grade in course.read_grades(root)}
-    print("| chapter | grading (autograde + feedback) | points |\n|---|---|---|")
+    print("| chapter | grading (autograde in the sandbox + feedback page) | points |\n|---|---|---|")
     for name, seconds in rows:
         print(f"| {name} | {seconds:.1f} s | {grades[name].score:g} / {grades[name].max_score:g} |")
     print(f"| **all {len(rows)}** | **{sum(seconds for _, seconds in rows):.1f} s** | "
