@@ -479,7 +479,8 @@ def grade(
     kernel runs in the sandbox of :mod:`helpers.workbook.sandbox`; without one here this raises
     :class:`~helpers.workbook.sandbox.SandboxUnavailable` before grading anything, unless ``sandboxed=False``
     (the kernels then run with the grader's own rights). ``limits`` bounds each notebook (default:
-    :class:`~helpers.workbook.sandbox.Limits`'s). ``progress`` shows a progress bar with the time left (tqdm, on stderr).
+    :class:`~helpers.workbook.sandbox.Limits`'s). ``progress`` shows a progress bar with the time left (tqdm, on stderr),
+    after a line that counts the notebooks not graded again.
     """
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -509,12 +510,15 @@ def grade(
         else:
             problems[student, chapter] = record.get("problem", "")
     workers = jobs or default_jobs(limits)
+    unchanged = sum(1 for pair in every if pair[1] in released) - len(pending)
+    if progress and unchanged:
+        print(f"{unchanged} returned notebook(s) unchanged since graded, not graded again (--all grades them again)", file=sys.stderr)
     book_url = release.kept_settings(_last_config(root)).book_url
 
     def grade_one(student: str, chapter: str) -> str:
         return _grade_one(root, student, chapter, timeout, sandboxed, limits, f"{book_url}/{chapter}.html" if book_url else None)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool, tqdm(total=len(pending), unit="notebook", desc="grading", disable=not progress) as bar:
+    with ThreadPoolExecutor(max_workers=workers) as pool, tqdm(total=len(pending), unit="notebook", desc="grading", disable=not (progress and pending)) as bar:
         futures = {pool.submit(grade_one, student, chapter): (student, chapter, key) for student, chapter, key in pending}
         for future in as_completed(futures):
             student, chapter, key = futures[future]

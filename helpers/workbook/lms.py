@@ -123,6 +123,8 @@ def zip_collect(root: Path, chapter: str, archives: list[Path], pattern: str = N
     if not (root / "source" / chapter).is_dir():
         raise UsageError(f"no chapter {chapter!r} in the course: --zip needs one --chapter, its full name or number")
     for archive in archives:
+        if not archive.is_file():
+            raise UsageError(f"{archive}: no such file")
         if not zipfile.is_zipfile(archive):
             raise UsageError(f"{archive}: not a zip file")
     folder = root / "downloaded" / chapter / "archive"
