@@ -372,6 +372,7 @@ def test_every_returned_notebook_gets_a_page_of_its_exercises_without_hidden_tes
         assert "BEGIN HIDDEN TESTS" not in page and "require_solved" not in page and "Traceback" not in page, (name, student)
         assert not re.search(r"/(work|tmp|root|home|sandbox|usr)/", page), (name, student)
     bo = pages["answers", "bo"]
+    assert "<h1>Chapter 03 · Gradient clipping: you won 2 of 5 points</h1>" in bo
     assert "Exercise 1 (1 point)" in bo and "Exercise 2 (2 points)" in bo and "<strong>Hint:</strong>" in bo
     assert pages["answers", "ada"].count("Hint:") == 0
     assert "<strong>Hint:</strong> read the task again" in pages["mechanics", "cy"]  # a syntax error: the code raised, the hint shows

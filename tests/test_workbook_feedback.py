@@ -185,7 +185,7 @@ def test_a_line_a_student_prints_before_the_verdict_does_not_replace_it(graded: 
 
 def test_the_page_names_each_exercise_and_its_points_with_the_reason_and_the_hint_whenever_not_solved(graded: Path) -> None:
     page = feedback.feedback_page(feedback.read_results(graded, "bo", TINY_CHAPTER))
-    assert f"<title>{TINY_CHAPTER}: 0 of 5 points</title>" in page and "you won 0 of 5 points" in page
+    assert f"<title>Chapter {TINY_CHAPTER}: 0 of 5 points</title>" in page and "you won 0 of 5 points" in page
     assert "0.5 points taken off: your notebook came in after the due date." in page
     headings = [line for line in page.splitlines() if line.startswith("<h2>")]
     assert headings == ["<h2>Exercise 1 (1 point)</h2>", "<h2>Exercise 2 (2 points)</h2>", "<h2>Exercise 3 (2 points)</h2>"]

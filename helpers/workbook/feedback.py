@@ -102,6 +102,7 @@ class ChapterResults:
     exercises: tuple[ExerciseResult, ...]
     late_penalty: float = 0.0
     graded: bool = True  #: False when there is no autograded notebook (nbgrader or the sandbox stopped it): nothing ran
+    title: str = ""  #: the chapter's title (``03 · Gradient clipping``), "" when it has none
 
     @property
     def max_points(self) -> float:
@@ -237,7 +238,10 @@ def read_results(root: Path, student: str, chapter: str, *, checks: tuple[Check,
         penalty = float(gradebook.find_submission(chapter, student).late_submission_penalty or 0.0)
     except MissingEntry:
         penalty = 0.0
-    return ChapterResults(student, chapter, tuple(results), penalty, graded is not None)
+    from helpers.workbook.release import title
+
+    heading = title(nbformat.read(notebook_path(root, "source", chapter), as_version=4))
+    return ChapterResults(student, chapter, tuple(results), penalty, graded is not None, heading)
 
 
 # --- the page ------------------------------------------------------------------------------------------------
@@ -270,7 +274,7 @@ PAGE = """\
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ chapter }}: {{ won }} of {{ worth }}</title>
+<title>{{ heading }}: {{ won }} of {{ worth }}</title>
 <style>
 body { font: 1rem/1.5 system-ui, sans-serif; margin: 0 auto; max-width: 42rem; padding: 1rem; color: #1b1b1b; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-bottom: .25rem; }
@@ -282,7 +286,7 @@ code, pre { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap
 </head>
 <body>
 <main>
-<h1>{{ chapter }}: you won {{ won }} of {{ worth }}</h1>
+<h1>{{ heading }}: you won {{ won }} of {{ worth }}</h1>
 {% if late_penalty %}<p>{{ late_penalty }} taken off: your notebook came in after the due date.</p>
 {% endif %}
 {% if not graded %}<p>Your notebook could not be graded, so none of its checks ran. Ask your teacher why.</p>
@@ -337,6 +341,7 @@ def feedback_page(results: ChapterResults, chapter_url: str | None = None) -> st
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return environment.from_string(PAGE).render(
         chapter=results.chapter,
+        heading=f"Chapter {results.title}" if results.title else results.chapter,
         won=f"{results.points:g}",
         worth=points_text(results.max_points),
         late_penalty=points_text(results.late_penalty) if results.late_penalty else "",
