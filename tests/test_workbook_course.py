@@ -376,7 +376,8 @@ def test_every_returned_notebook_gets_a_page_of_its_exercises_without_hidden_tes
     assert "Exercise 1 (1 point)" in bo and "Exercise 2 (2 points)" in bo and "<strong>Hint:</strong>" in bo
     assert pages["answers", "ada"].count("Hint:") == 0
     assert "<strong>Hint:</strong> read the task again" in pages["mechanics", "cy"]  # a syntax error: the code raised, the hint shows
-    assert "could not be graded" in pages["mechanics", "hu"]  # not JSON
+    assert "could not be graded" in pages["mechanics", "hu"] and "JSON" in pages["mechanics", "hu"]  # not JSON, and the page says so
+    assert f"<li>exercise-2-answer ran over {TINY_TIMEOUT} s and was stopped</li>" in pages["mechanics", "gu"]  # the cell that never ends
 
 
 @pytest.mark.usefixtures("graded_answers")

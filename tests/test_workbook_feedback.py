@@ -225,6 +225,16 @@ def test_everything_on_the_page_is_escaped(graded: Path) -> None:
     assert 'href="https://example.org/a?b=1&amp;c=&#34;d&#34;"' in page
 
 
+def test_what_grading_stopped_is_said_once_near_the_top_escaped_and_without_paths(graded: Path) -> None:
+    results = feedback.read_results(graded, "ada", TINY_CHAPTER)
+    assert "What grading stopped" not in feedback.feedback_page(results)
+    stopped = ["exercise-2-answer ran over 300 s and was stopped", "NotJSONError: /work/course/submitted/ada/x.ipynb is not <JSON>"]
+    page = feedback.feedback_page(results, stopped=stopped)
+    assert page.count("What grading stopped in your notebook:") == 1 and page.index("What grading stopped") < page.index("<h2>")
+    assert "<li>exercise-2-answer ran over 300 s and was stopped</li>" in page
+    assert "<li>NotJSONError: x.ipynb is not &lt;JSON&gt;</li>" in page and "/work/" not in page
+
+
 def test_the_page_links_the_chapter_or_names_the_notebook_the_student_has(graded: Path) -> None:
     results = feedback.read_results(graded, "ada", TINY_CHAPTER)
     assert f"open your notebook <code>{TINY_CHAPTER}.ipynb</code>" in feedback.feedback_page(results)

@@ -547,15 +547,17 @@ def _grade_one(root: Path, student: str, chapter: str, timeout: int, sandboxed: 
     try:
         run_nbgrader(root, "autograde", chapter, "--student", student, "--force", f"--Execute.timeout={timeout}", *isolation)
     except CourseError as error:
-        problem = _reason(str(error))
+        deleted: list[str] = []
+        stopped = [_reason(str(error))]
     else:
         if sandboxed and not report.is_file():  # executed, but not by the sandbox: stop before any other notebook
             raise CourseError(f"{student}'s {chapter} was graded without the sandbox (it wrote no {report.name}); grading stopped")
-        problem = "; ".join(filter(None, [_noticed(root, student, chapter, timeout), *_sandbox_notes(report)]))
+        deleted, stopped = _noticed(root, student, chapter, timeout)
+        stopped += _sandbox_notes(report)
     from helpers.workbook import feedback  # it reads this module's names
 
-    feedback.write_feedback(root, student, chapter, chapter_url=chapter_url)
-    return problem
+    feedback.write_feedback(root, student, chapter, chapter_url=chapter_url, stopped=stopped)  # a deleted check: the page says it
+    return "; ".join([*deleted, *stopped])
 
 
 def export_grades(root: Path) -> Path:
@@ -574,8 +576,8 @@ def export_grades(root: Path) -> Path:
     return path
 
 
-def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
-    """What a teacher should know about a graded notebook: a check the student deleted, a cell stopped at the time limit."""
+def _noticed(root: Path, student: str, chapter: str, timeout: int) -> tuple[list[str], list[str]]:
+    """What a teacher should know about a graded notebook: the checks the student deleted, and the cells stopped at the time limit."""
     import nbformat
 
     name = f"{chapter}.ipynb"
@@ -583,12 +585,13 @@ def _noticed(root: Path, student: str, chapter: str, timeout: int) -> str:
     present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in graded.cells}
     source = nbformat.read(root / "source" / chapter / name, as_version=4)
     checks = [cell.metadata["nbgrader"]["grade_id"] for cell in source.cells if cell.metadata.get("nbgrader", {}).get("grade")]
-    notes = [f"{grade_id} deleted: no points for it" for grade_id in checks if grade_id not in present]
+    deleted = [f"{grade_id} deleted: no points for it" for grade_id in checks if grade_id not in present]
+    stopped = []
     for cell in graded.cells:
         if any(output.get("ename") == "KeyboardInterrupt" for output in cell.get("outputs", [])):
             where = cell.metadata.get("nbgrader", {}).get("grade_id") or "a cell"
-            notes.append(f"{where} ran over {timeout} s and was stopped")
-    return "; ".join(notes)
+            stopped.append(f"{where} ran over {timeout} s and was stopped")
+    return deleted, stopped
 
 
 def _sandbox_notes(report: Path) -> list[str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,6 +291,12 @@ code, pre { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap
 {% endif %}
 {% if not graded %}<p>Your notebook could not be graded, so none of its checks ran. Ask your teacher why.</p>
 {% endif %}
+{% if stopped %}<p>What grading stopped in your notebook:</p>
+<ul>
+{% for line in stopped %}<li>{{ line }}</li>
+{% endfor %}
+</ul>
+{% endif %}
 {% for exercise in exercises %}
 <section>
 <h2>Exercise {{ exercise.number }} ({{ exercise.worth }})</h2>
@@ -320,8 +326,10 @@ _SAID: dict[Outcome, tuple[str, str]] = {
 }
 
 
-def feedback_page(results: ChapterResults, chapter_url: str | None = None) -> str:
-    """The student's page for a graded chapter (HTML); ``chapter_url`` links to the chapter, else the page names the notebook file."""
+def feedback_page(results: ChapterResults, chapter_url: str | None = None, stopped: Sequence[str] = ()) -> str:
+    """The student's page for a graded chapter (HTML); ``chapter_url`` links to the chapter, else the page names the notebook file;
+    ``stopped``: what grading stopped or could not do (a cell over the time limit, a sandbox limit, a notebook nbgrader could not
+    read), each shown once near the top, its paths cut (:func:`without_paths`)."""
     import jinja2
     from markupsafe import Markup
 
@@ -347,6 +355,7 @@ def feedback_page(results: ChapterResults, chapter_url: str | None = None) -> st
         late_penalty=points_text(results.late_penalty) if results.late_penalty else "",
         graded=results.graded,
         exercises=shown,
+        stopped=[without_paths(line) for line in stopped],
         chapter_url=chapter_url,
     )
 
@@ -356,11 +365,11 @@ def feedback_path(root: Path, student: str, chapter: str) -> Path:
     return root / "feedback" / student / chapter / f"{chapter}.html"
 
 
-def write_feedback(root: Path, student: str, chapter: str, *, chapter_url: str | None = None) -> Path:
+def write_feedback(root: Path, student: str, chapter: str, *, chapter_url: str | None = None, stopped: Sequence[str] = ()) -> Path:
     """Write a student's page for a graded chapter (:func:`feedback_page`) and the files ``release_feedback`` needs beside it; its path."""
     page = feedback_path(root, student, chapter)
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(feedback_page(read_results(root, student, chapter), chapter_url), encoding="utf-8")
+    page.write_text(feedback_page(read_results(root, student, chapter), chapter_url, stopped), encoding="utf-8")
     for name in RELEASE_FILES:
         found = notebook_path(root, "autograded", chapter, student).parent / name
         if found.is_file():
