@@ -4,7 +4,8 @@ Every notebook ends with exercises laid out the same way (``tests/test_notebooks
 
 1. a markdown cell with the task, ``**Exercise N.** ...``;
 2. a code cell tagged ``exercise``: the stub. Answers start as ``...`` (Ellipsis); functions the
-   learner writes raise ``NotImplementedError``. The stub runs without error as stored;
+   learner writes raise :class:`NotAnswered` (``raise exercises.NotAnswered("write ... here")``). The stub runs
+   without error as stored;
 3. a code cell tagged ``exercise-check``::
 
        with exercises.check("Exercise 1", hint="a hint that does not give the answer away"):
@@ -69,7 +70,13 @@ _NODE_LINE = re.compile(r"^\s*\[\[\{\{node .*\}\}\]\]")
 
 
 class NotAnswered(Exception):
-    """Raised by :func:`answered` while an answer is still the stub's ``...``."""
+    """The stub's own marker: raised by :func:`answered` while an answer is still ``...``, and by a stub's function body.
+
+    Only this exception means "not solved yet". A ``NotImplementedError`` is the learner's code raising:
+    TensorFlow raises one for ``.numpy()`` inside a ``tf.function``, and that learner must see it. AutoGraph
+    re-raises an error from traced code as a new exception of the same class, so the marker survives a stub
+    called inside a ``tf.function``.
+    """
 
 
 def answered(*answers: object) -> None:
@@ -113,8 +120,7 @@ def error_reason(error: BaseException) -> str:
 def check(name: str, *, hint: str) -> Iterator[None]:
     """Run a self-check block and print ``name: solved.``, ``not yet. <why>`` or ``not solved yet``.
 
-    - :class:`NotAnswered` or ``NotImplementedError`` (the stub is untouched): "not solved yet"
-      and the hint;
+    - :class:`NotAnswered` (the stub is untouched): "not solved yet" and the hint;
     - an ``AssertionError``: "not yet." and the assertion's message;
     - any other exception raised by the learner's code: "not yet." and the exception's class with
       the line of its message that carries the reason (:func:`error_reason`);
@@ -130,7 +136,7 @@ def check(name: str, *, hint: str) -> Iterator[None]:
     outcome: Outcome
     try:
         yield
-    except (NotAnswered, NotImplementedError):
+    except NotAnswered:
         outcome, feedback = "unsolved", f"{name}: {NOT_SOLVED} {HINT} {hint}"
     except AssertionError as error:
         reason = str(error).strip() or "a check failed"

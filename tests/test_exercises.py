@@ -19,11 +19,37 @@ def test_an_untouched_stub_is_unsolved_and_shows_the_hint(capsys: pytest.Capture
     assert out == "Exercise 1: not solved yet. Hint: count the batches\n"
 
 
-def test_a_stub_function_raising_not_implemented_is_unsolved(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stub_function_raising_the_marker_is_unsolved(capsys: pytest.CaptureFixture[str]) -> None:
     def stub() -> None:
-        raise NotImplementedError("write the train step here")
+        raise exercises.NotAnswered("write the train step here")
 
     assert _verdict(capsys, stub)[0] == "unsolved"
+
+
+def test_a_not_implemented_error_is_the_learners_code_raising(capsys: pytest.CaptureFixture[str]) -> None:
+    # TensorFlow raises it for .numpy() while tracing: only the stub's marker means "not solved yet"
+    outcome, out = _verdict(capsys, _raise(NotImplementedError("numpy() is only available when eager execution is enabled.")))
+    assert outcome == "rejected"
+    assert out == "Exercise 1: not yet. Your code raised NotImplementedError: numpy() is only available when eager execution is enabled.\n"
+
+
+def test_numpy_inside_a_tf_function_is_named_and_a_traced_stub_stays_unsolved(capsys: pytest.CaptureFixture[str]) -> None:
+    import tensorflow as tf
+
+    step = tf.Variable(1.0)
+
+    @tf.function
+    def wrong_step() -> tf.Tensor:
+        return tf.constant(step.numpy() * 2)  # a variable's .numpy() while tracing raises NotImplementedError
+
+    outcome, out = _verdict(capsys, wrong_step)
+    assert outcome == "rejected" and "NotImplementedError" in out and "numpy()" in out, out
+
+    @tf.function
+    def stub_step(x: tf.Tensor) -> tf.Tensor:
+        raise exercises.NotAnswered("write the train step here")
+
+    assert _verdict(capsys, lambda: stub_step(tf.constant(1.0)))[0] == "unsolved"
 
 
 def test_a_failed_assert_is_rejected_with_its_reason(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,8 +95,10 @@ class OperatorNotAllowedInGraphError(TypeError):
         (ValueError("\n\n  the batch is empty  \n"), "the batch is empty"),
         (OperatorNotAllowedInGraphError(GRAPH_ERROR), "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed."),
         (
-            ValueError('Graph execution error:\n\nDetected at node add defined at (most recent call last):\n  File "x.py", line 3, in f\n\n'
-                       "Incompatible shapes: [2] vs. [3]\n\t [[{{node add}}]] [Op:__inference_f_8]"),
+            ValueError(
+                'Graph execution error:\n\nDetected at node add defined at (most recent call last):\n  File "x.py", line 3, in f\n\n'
+                "Incompatible shapes: [2] vs. [3]\n\t [[{{node add}}]] [Op:__inference_f_8]"
+            ),
             "Incompatible shapes: [2] vs. [3]",
         ),
         (RuntimeError(""), ""),

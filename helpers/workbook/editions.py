@@ -22,6 +22,12 @@ TRANSLATED_LANGUAGE = next(language for language, _, _ in LANGUAGES if language 
 EDITIONS_LINE = ", ".join(f"{label}: {language}/index.html" for language, label, _ in LANGUAGES)
 #: The cell metadata key with which JupyterLab stores a heading folded.
 FOLDED = "jp-MarkdownHeadingCollapsed"
+#: The tag of a check cell: the asserts right after the cell that demonstrates, ending with
+#: :func:`helpers.checked`. It is stored folded in both editions: JupyterLab's ``metadata.jupyter.source_hidden``
+#: and the book's :data:`BOOK_TOGGLE` tag; exercise checks (``exercise-check``) fold the same way.
+CHECK = "check"
+#: MyST-NB's tag for a cell whose code the book shows behind a toggle (its label: ``TEXT``'s ``show_check``).
+BOOK_TOGGLE = "hide-input"
 #: Where the translations live in the repository, in sphinx-intl's layout: ``<folder>/<language>/LC_MESSAGES/<page>.po``.
 TRANSLATIONS_DIR = NOTEBOOKS_DIR / "locales"
 #: The folder in the book's staged sources that holds a copy of :data:`TRANSLATIONS_DIR` (Sphinx's ``locale_dirs``).
@@ -42,6 +48,8 @@ TEXT: dict[str, dict[str, str]] = {
         "failed": "FAILED after {seconds:.1f} s",
         "fold": "Show this part ({count} cells)",
         "fold_one": "Show this part (1 cell)",
+        "show_check": "Show the check",
+        "hide_check": "Hide the check",
         "footer": 'Code under the Apache License 2.0 (<a href="LICENSE.txt">LICENSE</a>); '
         'prose and figures under CC BY 4.0 (<a href="LICENSE-docs.txt">LICENSE-docs</a>).',
     },
@@ -55,6 +63,8 @@ TEXT: dict[str, dict[str, str]] = {
         "failed": "运行失败，{seconds:.1f} 秒后出错",
         "fold": "展开这一部分（{count} 个单元格）",
         "fold_one": "展开这一部分（1 个单元格）",
+        "show_check": "显示检查代码",
+        "hide_check": "隐藏检查代码",
         "footer": '代码采用 Apache License 2.0 许可（<a href="LICENSE.txt">LICENSE</a>）；'
         '文字与图片采用 CC BY 4.0 许可（<a href="LICENSE-docs.txt">LICENSE-docs</a>）。',
     },

@@ -163,6 +163,8 @@ def configure(app: Sphinx, config: Any) -> None:
     language = config.language or "en"
     config.html_theme_options = {**config.html_theme_options, "extra_footer": text(language, "footer")}
     config.html_title = text(language, "title")
+    config.nb_code_prompt_show = text(language, "show_check")  # the toggle of a check cell (editions.BOOK_TOGGLE)
+    config.nb_code_prompt_hide = text(language, "hide_check")
     extra = Path(app.srcdir) / EXTRA
     if extra.is_dir():
         config.html_extra_path = [str(extra)]
