@@ -25,7 +25,12 @@ def _markdown_to_html(text: str) -> str:
 def heading_anchors(notebook: Path) -> set[str]:
     """The anchors of a notebook's headings (``#Heading-text``), as JupyterLab and nbconvert's HTML make them."""
     cells = nbformat.read(notebook, as_version=4).cells
-    html = "\n".join(_markdown_to_html(cell.source) for cell in cells if cell.cell_type == "markdown")
+    return markdown_heading_anchors(*(cell.source for cell in cells if cell.cell_type == "markdown"))
+
+
+def markdown_heading_anchors(*markdown: str) -> set[str]:
+    """The anchors of the headings in Markdown texts (a notebook's cells, or a page), as nbconvert's HTML makes them."""
+    html = "\n".join(_markdown_to_html(text) for text in markdown)
     return {unquote(anchor) for anchor in _HEADING_ID.findall(html)}
 
 

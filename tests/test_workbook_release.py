@@ -13,7 +13,6 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import nbformat
 import pytest
@@ -273,17 +272,27 @@ def _link_targets(text: str) -> list[str]:
     for block in re.split(r"\n\s*\n", text):
         rows = block.splitlines()
         parts = rows if rows and all(row.lstrip().startswith("|") for row in rows) else [block]
-        targets += [target for part in parts for target in anchors.rendered_link_targets(part)]
+        targets += [target for part in parts for target in _rendered_link_targets(part)]
     return targets
 
 
 @functools.cache
+def _rendered_link_targets(markdown: str) -> tuple[str, ...]:
+    """Most parts are the same in every release folder and in both variants (with and without the book's address)."""
+    return tuple(anchors.rendered_link_targets(markdown))
+
+
 def _anchors(page: Path) -> frozenset[str]:
     """The anchors of a notebook's or a Markdown page's headings, as nbconvert renders them (JupyterLab's)."""
-    if page.suffix == ".ipynb":
-        return frozenset(anchors.heading_anchors(page))
-    html = anchors._markdown_to_html(page.read_text(encoding="utf-8"))
-    return frozenset(unquote(anchor) for anchor in re.findall(r'<h[1-6] id="([^"]+)"', html))
+    return _anchors_of_text(page.suffix, page.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _anchors_of_text(suffix: str, text: str) -> frozenset[str]:
+    """Keyed by the page's text, not its path: every release folder is a new temporary path holding the same pages."""
+    if suffix == ".ipynb":
+        return frozenset(anchors.markdown_heading_anchors(*(cell.source for cell in nbformat.reads(text, as_version=4).cells if cell.cell_type == "markdown")))
+    return frozenset(anchors.markdown_heading_anchors(text))
 
 
 @pytest.mark.parametrize("book_url", ["", BOOK], ids=["no-book", "book"])
