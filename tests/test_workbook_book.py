@@ -18,7 +18,7 @@ import pytest
 
 from helpers.paths import NOTEBOOKS_DIR
 from helpers.workbook import book, executor, translated_copies
-from helpers.workbook.editions import FOLDED, LANGUAGES, text
+from helpers.workbook.editions import BOOK_TOGGLE, CHECK, FOLDED, LANGUAGES, text
 from helpers.workbook.markdown import folded_sections, readme_section
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
@@ -189,12 +189,18 @@ def test_every_folded_heading_in_a_chapter_folds_something(path: Path) -> None:
 
 def _tiny_chapters(notebooks: Path) -> list[Path]:
     """Three small chapters: ``00_first`` and ``01_second``, each a title, a summary and a code cell with its output
-    (``01_second`` then ends with an error, as papermill leaves a chapter whose run failed), and ``02_fold``, the folds."""
+    (``00_first`` then has a folded check cell; ``01_second`` ends with an error, as papermill leaves a chapter whose run
+    failed), and ``02_fold``, the folds."""
     notebooks.mkdir(parents=True, exist_ok=True)
     for name in ("00_first", "01_second"):
         code = nbformat.v4.new_code_cell("print(6 * 7)", execution_count=1)
         code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
         cells = [nbformat.v4.new_markdown_cell(f"# {name}\n\nWhat {name} teaches."), code]
+        if name == "00_first":
+            check = nbformat.v4.new_code_cell("assert 6 * 7 == 42\nhelpers.checked()", execution_count=2)
+            check.metadata = {"tags": [CHECK, BOOK_TOGGLE], "jupyter": {"source_hidden": True}}
+            check.outputs = [nbformat.v4.new_output("stream", name="stdout", text="✓ 1 claim checked\n")]
+            cells.append(check)
         if name == "01_second":
             failed = nbformat.v4.new_code_cell("raise RuntimeError('boom')", execution_count=2)
             failed.outputs = [nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=["RuntimeError: boom"])]
@@ -258,6 +264,14 @@ def test_a_good_build_replaces_the_previous_book_whole(tiny_book: TinyBook) -> N
         assert "42" in second and "RuntimeError" in second  # a chapter whose run failed is in the book, its error shown
     assert sorted(path.name for path in out.parent.iterdir()) == sorted(["book", tiny_book.running_build.name])  # its own temporary folder is gone
     assert out.stat().st_mode & 0o755 == 0o755  # readable by a web server, like a folder made with mkdir
+
+
+def test_a_check_cell_shows_its_output_and_hides_its_code_behind_a_toggle_labelled_in_each_language(tiny_book: TinyBook) -> None:
+    for language in EDITIONS:
+        page = _article(tiny_book.out / language / "00_first.html")
+        toggle = re.search(r"<details[^>]*>\s*<summary[^>]*>(.*?)</summary>(.*?)</details>", page, re.DOTALL)
+        assert toggle and text(language, "show_check") in toggle.group(1) and "checked" in toggle.group(2), language
+        assert "✓ 1 claim checked" in page[toggle.end() :], language  # the one line, in sight
 
 
 def test_the_book_renders_a_folded_section_closed_under_its_heading(tiny_book: TinyBook) -> None:
