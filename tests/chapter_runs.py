@@ -12,7 +12,7 @@ this machine's default):
   outputs must equal its stored ones under ``tests/nbval_sanitize.cfg`` (each exercise's untouched check
   printing its stored "not solved yet" included); the cells the answers add are tagged
   ``nbval-ignore-output``, so they run, their asserts included, without being compared;
-- ``other-seed-fast-other-kernels``: ``SEED=1234, FAST=True`` in the other family of CPU kernels (README,
+- ``other-seed-fast-other-kernels``: ``SEED=1234, FAST=True`` in the other family of CPU kernels (CONTRIBUTING.md,
   *Kernel configurations*), lax: every cell and assert must run, the outputs (which depend on the seed) are
   not compared.
 

@@ -16,10 +16,10 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from helpers.paths import NOTEBOOKS_DIR
+from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.workbook import book, executor, translated_copies
 from helpers.workbook.editions import BOOK_TOGGLE, CHECK, FOLDED, LANGUAGES, text
-from helpers.workbook.markdown import folded_sections, readme_section
+from helpers.workbook.markdown import folded_sections
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
@@ -284,14 +284,21 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tiny_book: T
         assert page.index('id="history-how-it-was"') < opened < page.index('id="deeper"')  # the heading itself stays in sight
 
 
-def test_the_teachers_page_is_the_readme_section_and_the_index_links_it(tiny_book: TinyBook) -> None:
-    """Issue 22, item 6: one home for the teachers' text (the README), rendered as a page of the book."""
+def test_the_teachers_page_is_teaching_md_and_the_index_links_it(tiny_book: TinyBook) -> None:
+    """Issue 22, item 6: one home for the teachers' text (``TEACHING.md`` since issue 33), rendered as a page of the book."""
     page = _article(tiny_book.out / "en" / "teaching.html")
     assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
-    assert "## The capstone command" not in readme_section("Teaching a course (nbgrader)")
     assert 'href="teaching.html"' in (tiny_book.out / "en" / "index.html").read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match="no section '## Nowhere'"):
-        readme_section("Nowhere")
+
+
+def test_the_teachers_page_is_staged_from_teaching_md_alone(tmp_path: Path) -> None:
+    """The staged page is ``TEACHING.md`` byte for byte, titled by its one ``#`` heading; the README is not a source of the book."""
+    teaching = (repo_root() / "TEACHING.md").read_text(encoding="utf-8")
+    assert teaching.startswith("# Teaching a course (nbgrader)\n") and "\n# " not in teaching
+    book.stage([], tmp_path, notebooks_dir=tmp_path / "no-notebooks")
+    assert (tmp_path / "teaching.md").read_text(encoding="utf-8") == teaching
+    assert ("TEACHING.md", "teaching.md") in book.REPOSITORY_PAGES and "README.md" not in {source for source, _ in book.REPOSITORY_PAGES}
+    assert "teaching.md" not in book.EXTRA_PAGES  # so neither the students' release nor the translated copies carry it
 
 
 def test_a_failing_build_keeps_the_previous_book_byte_for_byte_and_names_the_file(

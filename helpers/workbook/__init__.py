@@ -16,7 +16,7 @@ The book and its editions:
 - :mod:`helpers.workbook.book`: the book's sources staged, Sphinx run once per edition, the new book put in place of the old
   (its Sphinx configuration, index page, template and stylesheet in ``book_sphinx/``);
 - :mod:`helpers.workbook.sphinx_ext`: the Sphinx extension (the hooks: chapter table, folded sections, language switch, footer, search);
-- :mod:`helpers.workbook.markdown`: headings outside fenced code, the sections stored folded, the README's sections as pages;
+- :mod:`helpers.workbook.markdown`: headings outside fenced code, the sections stored folded;
 - :mod:`helpers.workbook.anchors`: the anchor JupyterLab gives a heading, which the book gives it too;
 - :mod:`helpers.workbook.catalogs`: the Chinese edition's ``.po`` files, read and brought up to date with the English;
 - :mod:`helpers.workbook.translations`: what in them needs a translator;

@@ -1,14 +1,14 @@
 """The workbook as a book: Sphinx with MyST-NB and sphinx-book-theme, in English and in Chinese, offline.
 
 :func:`build_book` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
-glossary, the teachers' page cut from the README, ``book_sphinx/index.md`` with its table of contents, and
+glossary, the teachers' page (``TEACHING.md``), ``book_sphinx/index.md`` with its table of contents, and
 how each chapter's run went) and runs ``sphinx-build`` once per language of
 :data:`helpers.workbook.editions.LANGUAGES`, with warnings as errors, into ``<book>/en/`` and
 ``<book>/zh_CN/``; ``<book>/index.html`` leads to the English edition. The configuration is
 ``book_sphinx/conf.py``; what depends on the build (run status, language switch, folded sections,
 footer) is :mod:`helpers.workbook.sphinx_ext`; translations are ``notebooks/locales/zh_CN/LC_MESSAGES/*.po``
 (:mod:`helpers.workbook.catalogs`). The previous book is replaced only once both editions are built. Reading the
-Markdown (headings, folded sections, README sections) is :mod:`helpers.workbook.markdown`'s job.
+Markdown (headings, folded sections) is :mod:`helpers.workbook.markdown`'s job.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from helpers.failures import CommandError
 from helpers.paths import display_path, repo_root
 from helpers.processes import dead_owners, owned_prefix
 from helpers.workbook.editions import EXTRA, LANGUAGES, RUN_STATUS, STAGED_TRANSLATIONS, TRANSLATIONS_DIR
-from helpers.workbook.markdown import promote_headings, readme_section
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
 EXTRA_PAGES = ("seed_map.md", "glossary.md")
-#: Pages built from a section of the README, their one home: (the section's heading, the page's source file).
-README_PAGES = (("Teaching a course (nbgrader)", "teaching.md"),)
+#: Pages built from a Markdown file of the repository, their one home: (the file, the page's source file in the book).
+#: Not in ``notebooks/``, so that neither the students' release nor the translated copies carry them.
+REPOSITORY_PAGES = (("TEACHING.md", "teaching.md"),)
 #: The Sphinx configuration folder (``conf.py``, ``index.md``, templates).
 CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,
@@ -108,9 +108,9 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
         if (notebooks_dir / name).is_file():
             shutil.copyfile(notebooks_dir / name, folder / name)
             names.append(Path(name).stem)
-    for heading, page in README_PAGES:
-        with _naming(repo_root() / "README.md"):
-            (folder / page).write_text(promote_headings(readme_section(heading)), encoding="utf-8")
+    for file_name, page in REPOSITORY_PAGES:
+        with _naming(repo_root() / file_name):
+            shutil.copyfile(repo_root() / file_name, folder / page)
         names.append(Path(page).stem)
     toctree = "\n".join(["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *names, "```", ""])
     (folder / "index.md").write_text((CONF_DIR / "index.md").read_text(encoding="utf-8") + toctree, encoding="utf-8")

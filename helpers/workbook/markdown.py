@@ -1,7 +1,7 @@
-"""Reading the Markdown the workbook is written in: headings outside fenced code, the sections they fold, README sections.
+"""Reading the Markdown the workbook is written in: headings outside fenced code, and the sections they fold.
 
 The one fence-aware scanner is :func:`prose_lines` (which lines of a Markdown text are prose, not fenced
-code); :func:`heading_levels` and :func:`promote_headings` read headings through it, and
+code); :func:`heading_levels` reads headings through it, and
 :func:`split_fenced` cuts a text into prose and fenced blocks for code that rewrites the prose only
 (:func:`helpers.workbook.translated_copies.translate_markdown`).
 """
@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from helpers.paths import repo_root
 from helpers.workbook.editions import FOLDED
 
 _HEADING = re.compile(r"^(#{1,6})\s")
@@ -65,19 +63,3 @@ def folded_sections(notebook: Any) -> list[tuple[int, int]]:
         if end > start + 1:
             sections.append((start + 1, end - 1))
     return sections
-
-
-def readme_section(heading: str, readme: Path | None = None) -> str:
-    """The README's section under ``## <heading>``, heading included, up to the next ``## `` heading (``ValueError`` if none)."""
-    text = (repo_root() / "README.md" if readme is None else readme).read_text(encoding="utf-8")
-    start = text.find(f"\n## {heading}\n")
-    if start < 0:
-        raise ValueError(f"README.md has no section '## {heading}'")
-    end = text.find("\n## ", start + 1)
-    return text[start + 1 : end if end >= 0 else len(text)].strip() + "\n"
-
-
-def promote_headings(markdown: str) -> str:
-    """A README section as a page of its own: ``## x`` becomes the page's ``# x``, ``### y`` its ``## y`` (fenced code untouched)."""
-    lines = [line[1:] if prose and _HEADING.match(line) else line for line, prose in prose_lines(markdown)]
-    return "\n".join(lines) + "\n"
