@@ -35,8 +35,11 @@ def test_the_chapter_runs_pass_values_every_chapter_accepts(run: object) -> None
 def test_the_workbook_has_its_notebooks_in_order() -> None:
     names = [path.stem for path in NOTEBOOKS]
     assert names[:2] == ["00_start_here", "01_global_step"]
-    numbers = [int(name[:2]) for name in names]
-    assert numbers == list(range(len(numbers))), "notebook numbers must run 00, 01, 02, ... without gaps"
+    chapters = [int(path.name[:2]) for path in NOTEBOOKS if not executor.is_appendix(path)]
+    assert chapters == list(range(len(chapters))), "chapter numbers must run 00, 01, 02, ... without gaps"
+    appendices = [int(path.name[:2]) for path in NOTEBOOKS if executor.is_appendix(path)]
+    assert appendices == list(range(100 - len(appendices), 100)), "appendices are numbered down from 99: 99, then 98 before it"
+    assert names[-1] == "99_how_this_workbook_is_checked", "the appendix on how the workbook is checked comes last"
 
 
 def test_start_here_lists_every_notebook() -> None:

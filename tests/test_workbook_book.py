@@ -355,3 +355,20 @@ def test_a_link_that_resolves_nowhere_fails_the_build_and_names_it(failing_tiny_
     """Warnings are errors: a link to a heading that does not exist (as JupyterLab would write it) stops the build."""
     assert re.search(r"01_second.*No-such-heading", str(failing_tiny_build.error)), failing_tiny_build.error
     assert not failing_tiny_build.out.exists()
+
+
+def test_the_book_lists_an_appendix_last_after_its_other_pages(tmp_path: Path) -> None:
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for name in ["00_first", "01_second", "99_appendix"]:
+        cells = [nbformat.v4.new_markdown_cell(f"# {name[:2]} · {name[3:]}\n\nWhat {name} holds.")]
+        nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=PYTHON), notebooks / f"{name}.ipynb")
+    (notebooks / "seed_map.md").write_text("# Seed map\n", encoding="utf-8")
+    found = executor.notebooks(notebooks)
+    assert [path.stem for path in found] == ["00_first", "01_second", "99_appendix"]
+    assert [executor.is_appendix(path) for path in found] == [False, False, True]
+    book.stage([book.Chapter(path) for path in found], tmp_path / "sources", notebooks_dir=notebooks)
+    index = (tmp_path / "sources" / "index.md").read_text(encoding="utf-8")
+    toctree = index[index.index("```{toctree}") :].splitlines()[4:-1]
+    assert toctree == ["00_first", "01_second", "seed_map", "teaching", "99_appendix"]
+    assert list(json.loads((tmp_path / "sources" / book.RUN_STATUS).read_text(encoding="utf-8"))) == ["00_first", "01_second", "99_appendix"]

@@ -32,6 +32,7 @@ from helpers.failures import CommandError
 from helpers.paths import display_path, repo_root
 from helpers.processes import dead_owners, owned_prefix
 from helpers.workbook.editions import EXTRA, LANGUAGES, RUN_STATUS, STAGED_TRANSLATIONS, TRANSLATIONS_DIR
+from helpers.workbook.executor import is_appendix
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
 EXTRA_PAGES = ("seed_map.md", "glossary.md")
@@ -96,14 +97,15 @@ def _replace_folder(target: Path, replacement: Path) -> None:
 
 
 def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> None:
-    """Write the book's sources into ``folder``: the chapters, the extra pages, the teachers' page, the index, the run status."""
+    """Write the book's sources into ``folder``: the chapters, the extra pages, the teachers' page, the appendices, the index, the run status."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = []
+    names: list[str] = []
+    appendices: list[str] = []
     for chapter in chapters:
         with _naming(chapter.notebook):
             nbformat.validate(nbformat.read(chapter.notebook, as_version=4))
             shutil.copyfile(chapter.notebook, folder / f"{chapter.notebook.stem}.ipynb")
-        names.append(chapter.notebook.stem)
+        (appendices if is_appendix(chapter.notebook) else names).append(chapter.notebook.stem)
     for name in EXTRA_PAGES:
         if (notebooks_dir / name).is_file():
             shutil.copyfile(notebooks_dir / name, folder / name)
@@ -112,6 +114,7 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
         with _naming(repo_root() / file_name):
             shutil.copyfile(repo_root() / file_name, folder / page)
         names.append(Path(page).stem)
+    names += appendices  # after the seed map, the glossary and the teachers' page: the book's last pages
     toctree = "\n".join(["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *names, "```", ""])
     (folder / "index.md").write_text((CONF_DIR / "index.md").read_text(encoding="utf-8") + toctree, encoding="utf-8")
     statuses = {chapter.notebook.stem: {"ok": chapter.ok, "seconds": chapter.seconds} for chapter in chapters}

@@ -35,9 +35,19 @@ class Result:
     cached: str = ""  #: the cache key (short) when the copy was reused instead of executed (``make run --cached``)
 
 
+#: Notebooks numbered from here on are appendices (``99_how_this_workbook_is_checked``): run, tested and translated like the
+#: chapters, they sort after them, and the book lists them after its other pages.
+APPENDIX_FROM = 90
+
+
 def notebooks(directory: Path | None = None) -> list[Path]:
-    """The workbook's notebooks in reading order (``NN_name.ipynb``; default folder ``notebooks/``)."""
+    """The workbook's notebooks in reading order (``NN_name.ipynb``; default folder ``notebooks/``), the appendices last."""
     return sorted((NOTEBOOKS_DIR if directory is None else directory).glob("[0-9][0-9]_*.ipynb"))
+
+
+def is_appendix(notebook: Path) -> bool:
+    """Whether ``notebook`` (``NN_name.ipynb``) is an appendix: numbered :data:`APPENDIX_FROM` or above."""
+    return int(notebook.name[:2]) >= APPENDIX_FROM
 
 
 def select(paths: Sequence[Path], only: Sequence[str] | None) -> list[Path]:
