@@ -155,7 +155,7 @@ def tiny_chapter(folder: Path) -> Path:
             "total = 0\nfor number in range(10):\n    total += number",
         ),
         *_exercise(
-            3, "Write `double(x)`, which returns twice `x`.", "def double(x):\n    raise NotImplementedError",
+            3, "Write `double(x)`, which returns twice `x`.", "def double(x):\n    raise exercises.NotAnswered(\"write double here\")",
             "    assert double(5) != 7, \"adds 2 instead of doubling\"\n    assert double(5) != 25, \"squares instead of doubling\"\n"
             "    assert isinstance(double(5), int), \"returns text, not a number\"\n    assert double(2) == 4 and double(5) == 10, \"not twice x\"",
             "def double(x):\n    return 2 * x", 2,
