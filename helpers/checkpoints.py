@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -320,3 +320,77 @@ def all_variables_equal(first: Iterable[tf.Variable], second: Iterable[tf.Variab
     return len(first) == len(second) and all(
         a.shape == b.shape and a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes() for a, b in zip(first, second, strict=True)
     )
+
+
+#: The suffix TensorFlow gives every saved variable's key: ``optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE``.
+VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def key_tree(keys: Iterable[str]) -> dict[str, Any]:
+    """The object paths of a checkpoint's keys as nested dicts, leaves ``None``; the object-graph entry left out.
+
+    ``["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]`` gives ``{"optimizer": {"_iterations": None}}``.
+    """
+    tree: dict[str, Any] = {}
+    for key in keys:
+        if key == "_CHECKPOINTABLE_OBJECT_GRAPH":
+            continue
+        *parents, leaf = key.removesuffix(VALUE_SUFFIX).split("/")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = None
+    return tree
+
+
+def draw_key_tree(variables: Iterable[tuple[str, Sequence[int]]], *, notes: dict[str, str] | None = None, title: str = "", ax: Any = None) -> Any:
+    """Draw a checkpoint's keys (``tf.train.list_variables``) as the tree of object paths they spell; return the figure.
+
+    The root is on the left, each saved value a leaf on the right labelled with its shape, and with
+    ``notes[path]`` when given (``path`` is the key without :data:`VALUE_SUFFIX`).
+    """
+    notes = notes or {}
+    import matplotlib.pyplot as plt  # only this function draws
+
+    shapes = {key.removesuffix(VALUE_SUFFIX): list(shape) for key, shape in variables}
+    tree = key_tree(shapes)
+    if not tree:
+        raise ValueError("the checkpoint holds no saved value: nothing to draw")
+    leaves = sum(1 for key in shapes if key != "_CHECKPOINTABLE_OBJECT_GRAPH")
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(9, 0.32 * leaves + 1))
+    else:
+        figure = ax.get_figure(root=True)
+    next_row = [0]
+
+    def place(name: str, children: dict[str, Any] | None, depth: int, path: str) -> float:
+        if children is None:
+            y: float = -next_row[0]
+            next_row[0] += 1
+            ax.text(depth, y, f"{name}  {shapes.get(path, '')}  {notes.get(path, '')}".rstrip(), va="center", fontsize=9, family="monospace")
+            return y
+        rows = [place(child, grandchildren, depth + 1, f"{path}/{child}".lstrip("/")) for child, grandchildren in children.items()]
+        y = (rows[0] + rows[-1]) / 2
+        for row in rows:
+            ax.plot([depth + 0.05, depth + 0.5, depth + 0.5, depth + 0.95], [y, y, row, row], color="0.6", linewidth=1)
+        ax.text(depth, y, name, va="center", ha="right", fontsize=10, fontweight="bold", bbox={"facecolor": "white", "edgecolor": "0.6"})
+        return y
+
+    place("(root)", tree, 0, "")
+    depth = max(key.count("/") for key in tree_paths(tree)) + 1
+    ax.set_xlim(-0.9, depth + (3.2 if notes else 1.6))
+    ax.set_ylim(-next_row[0] + 0.5, 0.5)
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
+    figure.tight_layout()
+    return figure
+
+
+def tree_paths(tree: dict[str, Any], prefix: str = "") -> list[str]:
+    """Every leaf's path in a :func:`key_tree`: ``{"a": {"b": None}}`` gives ``["a/b"]``."""
+    paths: list[str] = []
+    for name, children in tree.items():
+        path = f"{prefix}/{name}" if prefix else name
+        paths += [path] if children is None else tree_paths(children, path)
+    return paths

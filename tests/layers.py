@@ -39,6 +39,7 @@ LAYER_OF = {
     "helpers.tensorboard_server": "technique",
     "helpers.log_records": "technique",
     "helpers.tf1_checkpoints": "technique",
+    "helpers.resume_lab": "technique",
     "helpers.train": "trainer",
     "helpers.workbook": "machinery",
 }

@@ -308,3 +308,31 @@ def test_a_save_that_fails_removes_what_it_wrote_and_keeps_the_previous_latest(t
     assert raised.value.errno == errno.ENOSPC and isinstance(raised.value, OSError)
     assert str(raised.value) == f"ckpt-3 could not be written in {tmp_path / 'ckpt'} (No space left on device); the latest checkpoint is still ckpt-2"
     assert sorted(path.name for path in (tmp_path / "ckpt").iterdir()) == ["checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index"]
+
+
+def test_key_tree_spells_the_object_paths_of_a_checkpoints_keys() -> None:
+    from helpers.checkpoints import VALUE_SUFFIX, key_tree, tree_paths
+
+    keys = ["_CHECKPOINTABLE_OBJECT_GRAPH", f"optimizer/_iterations{VALUE_SUFFIX}", f"optimizer/_variables/2{VALUE_SUFFIX}", f"save_counter{VALUE_SUFFIX}"]
+    tree = key_tree(keys)
+    assert tree == {"optimizer": {"_iterations": None, "_variables": {"2": None}}, "save_counter": None}
+    assert tree_paths(tree) == ["optimizer/_iterations", "optimizer/_variables/2", "save_counter"]
+
+
+def test_draw_key_tree_draws_one_line_of_text_per_saved_value_and_refuses_an_empty_checkpoint(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.checkpoints import VALUE_SUFFIX, draw_key_tree
+
+    model = make_model(dropout=False)
+    prefix = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
+    variables = tf.train.list_variables(prefix)
+    first = next(key for key, _ in variables if key != "_CHECKPOINTABLE_OBJECT_GRAPH").removesuffix(VALUE_SUFFIX)
+    figure = draw_key_tree(variables, notes={first: "a note"}, title="keys")
+    texts = [text.get_text() for text in figure.axes[0].texts]
+    leaves = [text for text in texts if "[" in text]
+    assert len(leaves) == len(variables) - 1  # every saved value but the object graph itself
+    assert any(text.endswith("a note") for text in leaves) and "(root)" in texts
+    with pytest.raises(ValueError, match="no saved value"):
+        draw_key_tree([("_CHECKPOINTABLE_OBJECT_GRAPH", [])])
