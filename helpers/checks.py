@@ -5,7 +5,7 @@ it, tagged ``check`` and stored folded (the layout is :mod:`helpers.workbook.exe
 holds the ``assert`` statements that would fail if the claim were false, and ends with :func:`checked`::
 
     assert restored.numpy() == 3.0, "the restore did not bring the value back"
-    with helpers.expect_error(ValueError, match="^batch_size"):
+    with helpers.expect_error(ValueError, match="^batch_size", quiet=True):
         data.make_datasets(batch_size=0)
     helpers.checked()  # prints: ✓ 2 claims checked
 

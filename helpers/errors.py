@@ -62,8 +62,9 @@ def expect_error(
     *expected: type[BaseException],
     match: str | None = None,
     max_chars: int = 240,
+    quiet: bool = False,
 ) -> Iterator[CaughtError]:
-    """Run a block that must raise one of ``expected``; print ``Type: first line``.
+    """Run a block that must raise one of ``expected``; print ``Type: first line`` (nothing when ``quiet``).
 
     - The block raises an expected type: it is caught and printed, and the returned
       :class:`CaughtError` holds it for further asserts.
@@ -72,6 +73,9 @@ def expect_error(
       such as ``in user code:``).
     - The block raises nothing: ``AssertionError``, so a claim that stopped being true fails.
     - Any other exception propagates unchanged.
+
+    ``quiet=True`` is for a folded check cell, whose one line is :func:`helpers.checked`'s: the error is
+    checked the same way and printed nowhere.
     """
     if not expected:
         raise TypeError("expect_error() needs at least one exception type")
@@ -90,7 +94,8 @@ def expect_error(
             line = line.removeprefix(f"{caught.type_name}: ")  # some messages repeat their type
         if len(line) > max_chars:
             line = line[: max_chars - 3] + "..."
-        print(f"{caught.type_name}: {line}")
+        if not quiet:
+            print(f"{caught.type_name}: {line}")
         return
     names = " or ".join(kind.__name__ for kind in expected)
     raise AssertionError(f"expected {names}, but the block raised nothing")

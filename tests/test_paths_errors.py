@@ -57,6 +57,16 @@ def test_expect_error_prints_type_and_first_line(capsys: pytest.CaptureFixture[s
     assert isinstance(caught.value, ValueError) and caught.first_line == "first line"
 
 
+def test_a_quiet_expect_error_checks_the_same_and_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with expect_error(ValueError, match="^bad", quiet=True) as caught:
+        raise ValueError("bad value\nsecond line")
+    assert caught.first_line == "bad value" and capsys.readouterr().out == ""
+    with pytest.raises(AssertionError, match="does not match"), expect_error(ValueError, match="^good", quiet=True):
+        raise ValueError("bad value")
+    with pytest.raises(AssertionError, match="raised nothing"), expect_error(ValueError, quiet=True):
+        pass
+
+
 def test_expect_error_accepts_several_types_and_checks_match(capsys: pytest.CaptureFixture[str]) -> None:
     with expect_error(KeyError, AttributeError, match="no attribute"):
         _ = object().missing
