@@ -40,3 +40,7 @@ html_last_updated_fmt = None
 gettext_compact = False
 gettext_location = False  # no line numbers in the .po files: an edit elsewhere in a chapter does not touch them
 gettext_additional_targets = ["raw"]  # the solutions' <summary> text is raw HTML
+# The gettext builder prefers an output's text/latex (MyST-NB's render priority), which Sphinx then extracts as a raw
+# message: a highlighted file shown with IPython's Code (chapter 05) would become a message to translate. Outputs are
+# never translated, so the gettext builder skips that form and reads the plain text, a literal block it leaves alone.
+nb_mime_priority_overrides = [("gettext", "text/latex", None)]
