@@ -30,6 +30,20 @@ def test_every_message_is_translated_and_keeps_its_code_numbers_links_and_glossa
     assert not problems, f"{len(problems)} message(s) to fix (make translations lists them):\n" + "\n".join(map(str, problems[:20]))
 
 
+def _alt_texts(path: Path) -> list[str]:
+    """The alt text of each figure of a notebook (MyST-NB reads it from the cell's ``mystnb.image.alt``)."""
+    cells = nbformat.read(path, as_version=4).cells
+    return [alt for cell in cells if (alt := cell.metadata.get("mystnb", {}).get("image", {}).get("alt"))]
+
+
+@pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
+def test_every_figures_alt_text_is_a_translated_message_of_its_page(path: Path) -> None:
+    """The Chinese edition describes its figures in Chinese: the gettext builder extracts each alt text (book_sphinx/conf.py)."""
+    messages = {message.id: message.string for message in catalogs.read(TRANSLATIONS_DIR / "zh_CN" / "LC_MESSAGES" / f"{path.stem}.po") if message.id}
+    for alt in _alt_texts(path):
+        assert messages.get(alt), f"{path.name}: the alt text {alt[:60]!r} has no translation (make translations)"
+
+
 @pytest.mark.parametrize(
     ("msgid", "msgstr", "expected"),
     [

@@ -131,6 +131,11 @@ def test_the_chinese_edition_shows_the_translations_and_keeps_the_code_and_outpu
     code = re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', english, re.DOTALL)
     assert code and code == re.findall(r'<div class="highlight[^"]*"><pre>.*?</pre>', chinese, re.DOTALL)
     assert '<html lang="zh-CN"' in chinese or '<html lang="zh_CN"' in chinese
+    cells = nbformat.read(NOTEBOOKS_DIR / "04_learning_rate_schedules.ipynb", as_version=4).cells
+    alts = [alt for alt in (cell.metadata.get("mystnb", {}).get("image", {}).get("alt") for cell in cells) if alt]
+    assert alts, "04 has figures with alt text"
+    for alt in alts:  # each figure is described in the page's language
+        assert f'alt="{html.escape(alt, quote=False)}"' in english and f'alt="{html.escape(messages[alt], quote=False)}"' in chinese, alt[:60]
 
 
 def _search_index(edition: Path) -> dict[str, object]:
