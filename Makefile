@@ -91,7 +91,7 @@ translations: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m helpers.workbook lab $(ARGS)
 
-# Teaching with nbgrader (TEACHING.md): build/course from the chapters, then grade what students return.
+# Teaching with nbgrader (notebooks/teaching.md): build/course from the chapters, then grade what students return.
 course: $(STAMP)
 	$(PY) -m helpers.workbook course $(ARGS)
 

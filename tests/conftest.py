@@ -223,7 +223,7 @@ def python() -> str:
 
 
 #: What the whole book is built from: a change to one of these builds it again (see :func:`built_book`).
-BOOK_INPUTS = ("notebooks", "helpers/workbook", "TEACHING.md", "LICENSE", "LICENSE-docs", "requirements.txt")
+BOOK_INPUTS = ("notebooks", "helpers/workbook", "LICENSE", "LICENSE-docs", "requirements.txt")
 
 
 @pytest.fixture(scope="session")

@@ -106,6 +106,6 @@ def test_notebooks_folder_holds_only_the_chapters_and_their_pages() -> None:
     stray = sorted(entry.name for entry in folder.iterdir() if not entry.name.startswith(".") and entry.suffix not in (".ipynb", ".md"))
     assert stray == ["locales"], f"files in notebooks/ that are not notebooks, pages or their translations: {stray}"
     translations = {path.relative_to(folder / "locales").as_posix() for path in (folder / "locales").rglob("*") if path.is_file()}
-    pages = [page.stem for page in (*NOTEBOOKS, *folder.glob("*.md"))] + ["index", "teaching"]
+    pages = [page.stem for page in (*NOTEBOOKS, *folder.glob("*.md"))] + ["index"]
     assert translations == {f"zh_CN/LC_MESSAGES/{page}.po" for page in pages}, "only .po files: Sphinx's .mo files go to the build"
 

@@ -1,6 +1,6 @@
 """The README as a landing page (issue 33, item 9): short, with its Chinese paragraph first, the test command CI runs, live links.
 
-The details live elsewhere, each once: ``CONTRIBUTING.md`` (maintainers), ``TEACHING.md`` (teachers, and the book's
+The details live elsewhere, each once: ``CONTRIBUTING.md`` (maintainers), ``notebooks/teaching.md`` (teachers, and the book's
 teachers' page), ``--help`` and the docstrings. Words are counted as a reader sees them: the Markdown without fenced
 code and link targets, each Chinese character counted as a word, so the limit holds however the Chinese paragraph is counted.
 """
@@ -56,7 +56,7 @@ def _slug(heading: str) -> str:
 def test_every_relative_link_of_the_readme_resolves() -> None:
     links = re.findall(r"\]\(([^)\s]+)\)", README.read_text(encoding="utf-8"))
     relative = [link for link in links if "://" not in link]
-    assert {"TEACHING.md", "CONTRIBUTING.md", "notebooks/seed_map.md", "notebooks/glossary.md"} <= {link.split("#")[0] for link in relative}
+    assert {"notebooks/teaching.md", "CONTRIBUTING.md", "notebooks/seed_map.md", "notebooks/glossary.md"} <= {link.split("#")[0] for link in relative}
     for link in relative:
         path, _, anchor = link.partition("#")
         target = repo_root() / path

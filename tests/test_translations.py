@@ -146,11 +146,15 @@ def test_translate_markdown_replaces_whole_messages_outside_code(source: str, me
 
 @pytest.mark.parametrize("path", executor.notebooks(), ids=[path.stem for path in executor.notebooks()])
 def test_a_translated_copy_has_every_message_translated_and_the_code_and_outputs_as_stored(path: Path) -> None:
-    """``make lab ARGS="--lang zh_CN"`` opens these copies: every translated message found in the notebook, code cells untouched."""
+    """``make lab ARGS="--lang zh_CN"`` opens these copies: every translated message found in the notebook, code and outputs untouched."""
     translated, unused = translated_copies.translate_notebook(path)
     stored = nbformat.read(path, as_version=4)
-    assert not unused, f"messages of {path.stem}.po found in no markdown cell: {sorted(unused)[:3]}"
-    assert [cell for cell in translated.cells if cell.cell_type == "code"] == [cell for cell in stored.cells if cell.cell_type == "code"]
+    assert not unused, f"messages of {path.stem}.po found in no markdown cell or alt text: {sorted(unused)[:3]}"
+    code = [(cell.source, cell.outputs, cell.metadata.get("tags")) for cell in stored.cells if cell.cell_type == "code"]
+    assert [(cell.source, cell.outputs, cell.metadata.get("tags")) for cell in translated.cells if cell.cell_type == "code"] == code
+    messages = translated_copies.translated_messages(path.stem)
+    for alt in _alt_texts(path):  # a figure's description is translated too
+        assert any(cell.metadata.get("mystnb", {}).get("image", {}).get("alt") == messages[alt] for cell in translated.cells), alt[:60]
     assert [cell.id for cell in translated.cells] == [cell.id for cell in stored.cells]
     if translated_copies.translated_messages(path.stem):
         assert translated.cells[0].source != stored.cells[0].source  # the title is translated

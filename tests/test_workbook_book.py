@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from helpers.paths import NOTEBOOKS_DIR, repo_root
+from helpers.paths import NOTEBOOKS_DIR
 from helpers.workbook import book, executor, translated_copies
 from helpers.workbook.editions import BOOK_TOGGLE, CHECK, FOLDED, LANGUAGES, text
 from helpers.workbook.markdown import folded_sections
@@ -290,19 +290,19 @@ def test_the_book_renders_a_folded_section_closed_under_its_heading(tiny_book: T
 
 
 def test_the_teachers_page_is_teaching_md_and_the_index_links_it(tiny_book: TinyBook) -> None:
-    """Issue 22, item 6: one home for the teachers' text (``TEACHING.md`` since issue 33), rendered as a page of the book."""
+    """Issue 22, item 6: one home for the teachers' text (``notebooks/teaching.md`` since issue 33), rendered as a page of the book."""
     page = _article(tiny_book.out / "en" / "teaching.html")
     assert "<h1>Teaching a course (nbgrader)<a" in page and "grade</span>" in page and "Adding an exercise" in page
     assert 'href="teaching.html"' in (tiny_book.out / "en" / "index.html").read_text(encoding="utf-8")
 
 
 def test_the_teachers_page_is_staged_from_teaching_md_alone(tmp_path: Path) -> None:
-    """The staged page is ``TEACHING.md`` byte for byte, titled by its one ``#`` heading; the README is not a source of the book."""
-    teaching = (repo_root() / "TEACHING.md").read_text(encoding="utf-8")
+    """The staged page is ``notebooks/teaching.md`` byte for byte, titled by its one ``#`` heading; the README is not a source of the book."""
+    teaching = (NOTEBOOKS_DIR / "teaching.md").read_text(encoding="utf-8")
     assert teaching.startswith("# Teaching a course (nbgrader)\n") and "\n# " not in teaching
     book.stage([], tmp_path, notebooks_dir=tmp_path / "no-notebooks")
     assert (tmp_path / "teaching.md").read_text(encoding="utf-8") == teaching
-    assert ("TEACHING.md", "teaching.md") in book.REPOSITORY_PAGES and "README.md" not in {source for source, _ in book.REPOSITORY_PAGES}
+    assert ("notebooks/teaching.md", "teaching.md") in book.REPOSITORY_PAGES and "README.md" not in {source for source, _ in book.REPOSITORY_PAGES}
     assert "teaching.md" not in book.EXTRA_PAGES  # so neither the students' release nor the translated copies carry it
 
 

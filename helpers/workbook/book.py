@@ -1,7 +1,7 @@
 """The workbook as a book: Sphinx with MyST-NB and sphinx-book-theme, in English and in Chinese, offline.
 
 :func:`build_book` stages the sources in a temporary folder (the executed or stored chapters, the seed map, the
-glossary, the teachers' page (``TEACHING.md``), ``book_sphinx/index.md`` with its table of contents, and
+glossary, the teachers' page (``notebooks/teaching.md``), ``book_sphinx/index.md`` with its table of contents, and
 how each chapter's run went) and runs ``sphinx-build`` once per language of
 :data:`helpers.workbook.editions.LANGUAGES`, with warnings as errors, into ``<book>/en/`` and
 ``<book>/zh_CN/``; ``<book>/index.html`` leads to the English edition. The configuration is
@@ -36,9 +36,9 @@ from helpers.workbook.executor import is_appendix
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
 EXTRA_PAGES = ("seed_map.md", "glossary.md")
-#: Pages built from a Markdown file of the repository, their one home: (the file, the page's source file in the book).
-#: Not in ``notebooks/``, so that neither the students' release nor the translated copies carry them.
-REPOSITORY_PAGES = (("TEACHING.md", "teaching.md"),)
+#: Pages for teachers, built from a Markdown file of the repository, their one home: (the file, the page's source file in
+#: the book). Not in :data:`EXTRA_PAGES`, so that neither the students' release nor the translated copies carry them.
+REPOSITORY_PAGES = (("notebooks/teaching.md", "teaching.md"),)
 #: The Sphinx configuration folder (``conf.py``, ``index.md``, templates).
 CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,

@@ -62,9 +62,9 @@ def translated_messages(page: str, language: str = TRANSLATED_LANGUAGE, locales:
 
 
 def translate_notebook(path: Path, language: str = TRANSLATED_LANGUAGE, locales: Path = TRANSLATIONS_DIR) -> tuple[object, set[str]]:
-    """A translated copy of a notebook: its markdown cells from the ``.po`` file, code cells and outputs as stored.
+    """A translated copy of a notebook: its markdown cells and its figures' alt texts from the ``.po`` file, code and outputs as stored.
 
-    Returns the notebook and the messages of its ``.po`` file that no markdown cell held (none when the
+    Returns the notebook and the messages of its ``.po`` file that no markdown cell or alt text held (none when the
     catalog is up to date).
     """
     import nbformat
@@ -76,6 +76,9 @@ def translate_notebook(path: Path, language: str = TRANSLATED_LANGUAGE, locales:
         if cell.cell_type == "markdown":
             cell.source, found = translate_markdown(cell.source, messages)
             used |= found
+        elif (alt := cell.metadata.get("mystnb", {}).get("image", {}).get("alt")) in messages:  # a figure's description
+            cell.metadata["mystnb"]["image"]["alt"] = messages[alt]
+            used.add(alt)
     notebook.metadata["language_info_translation"] = language
     return notebook, set(messages) - used
 
