@@ -32,6 +32,7 @@ REWRITTEN: frozenset[str] = frozenset(
         "05_checkpoints",
         "07_gradient_checking",
         "08_capstone",
+        "09_distribute",
         "99_how_this_workbook_is_checked",
     }
 )
