@@ -33,6 +33,7 @@ REWRITTEN: frozenset[str] = frozenset(
         "07_gradient_checking",
         "08_capstone",
         "09_distribute",
+        "10_inside_fit",
         "99_how_this_workbook_is_checked",
     }
 )
