@@ -34,6 +34,7 @@ REWRITTEN: frozenset[str] = frozenset(
         "08_capstone",
         "09_distribute",
         "10_inside_fit",
+        "11_tf1_training_code",
         "99_how_this_workbook_is_checked",
     }
 )
