@@ -43,6 +43,15 @@ $(CHROMEDRIVER) $(CJK_FONT):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-noto-cjk
 
+# tests/test_browser.py also runs axe-core's accessibility rules (WCAG 2.1 A and AA) on every page of the book: the
+# npm package pinned in package.json and package-lock.json, which make test installs into node_modules/ (npm itself
+# through apt when it is missing). touch: npm ci keeps the file's date from the package, older than package.json's.
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm)
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(AXE)
+
 # make grade runs each returned notebook's kernel in bubblewrap's sandbox (helpers/workbook/sandbox.py); make grade and
 # make test install it (as root, through apt) when /usr/bin/bwrap is missing. Where apt cannot, make grade says what to do.
 BWRAP := /usr/bin/bwrap
@@ -57,7 +66,7 @@ check: $(STAMP)
 	$(PY) -m ruff check
 	$(PY) -m mypy
 
-test: check $(CHROMEDRIVER) $(CJK_FONT) $(BWRAP)
+test: check $(CHROMEDRIVER) $(CJK_FONT) $(BWRAP) $(AXE)
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25 $(ARGS)
 
 # The quick loop: ruff first (a typo fails in a second), then mypy beside the tests rather than before them (from a

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers.paths import build_root
+from helpers.paths import build_root, repo_root
 from helpers.ports import free_port
 from helpers.workbook import lab
 from helpers.workbook.editions import LANGUAGES
@@ -146,6 +146,49 @@ def test_the_books_search_finds_the_chapter_that_teaches_a_term(browser: object,
     assert found
     screenshot(browser, f"book_{language}_search.png")
     _all_local(requested_urls(browser))
+
+
+#: axe-core, the accessibility engine: the npm package pinned in package.json, installed by make test (see the Makefile).
+AXE = repo_root() / "node_modules" / "axe-core" / "axe.min.js"
+#: Its rules for WCAG 2.1, levels A and AA (issue 34, item 6).
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: After a theme switch the theme's buttons fade to their new colours (0.15 s): axe reads the colours once they have settled
+#: (a looping animation, such as a spinner, never ends: not waited for).
+_AXE_RUN = """
+const done = arguments[arguments.length - 1];
+const settling = document.getAnimations().filter(animation => animation.effect?.getComputedTiming().endTime !== Infinity);
+Promise.allSettled(settling.map(animation => animation.finished))
+  .then(() => axe.run(document, {runOnly: {type: "tag", values: arguments[0]}, resultTypes: ["violations"]}))
+  .then(results => done(results.violations.map(rule => [rule.id, rule.nodes.map(node => node.target.join(" "))])))
+  .catch(error => done([["axe-error", [String(error)]]]));
+"""
+
+
+def test_every_page_of_the_book_passes_axes_wcag_21_aa_rules_in_both_themes(browser: object, built_book: Path) -> None:
+    """Issue 34, item 6: axe-core's WCAG 2.1 A and AA rules on every page of both editions, in the light and the dark theme."""
+    from selenium.webdriver.common.by import By
+
+    assert AXE.is_file(), "install axe-core from package.json: npm ci (make test does)"
+    axe = AXE.read_text(encoding="utf-8")
+    browser.set_script_timeout(120)
+    pages = sorted(page for language, _, _ in LANGUAGES for page in (built_book / language).glob("*.html"))
+    assert len(pages) > 20, pages
+    failures = []
+    for page in pages:
+        if page.name == "search.html":  # with its results, as test_the_books_search_finds_the_chapter_that_teaches_a_term opens it
+            word, chapter = SEARCHES[page.parent.name]
+            browser.get(f"{page.as_uri()}?q={quote(word)}")
+            result = f'#search-results a[href*="{chapter}.html"]'
+            wait_for(lambda result=result: browser.find_elements(By.CSS_SELECTOR, result), what=f"a search result for {word}")
+        else:
+            browser.get(page.as_uri())
+        browser.execute_script(axe)
+        for theme in ("light", "dark"):  # the theme's own switch sets these two attributes (pydata-sphinx-theme)
+            browser.execute_script("document.documentElement.dataset.theme = arguments[0]; document.documentElement.dataset.mode = arguments[0];", theme)
+            for rule, targets in browser.execute_async_script(_AXE_RUN, WCAG_21_AA):
+                more = f" (and {len(targets) - 1} more)" if len(targets) > 1 else ""
+                failures.append(f"{page.relative_to(built_book)} ({theme}): {rule} at {targets[0]}{more}")
+    assert not failures, "\n".join(failures)
 
 
 def test_the_book_opens_its_licence_from_the_footer(browser: object, built_book: Path) -> None:

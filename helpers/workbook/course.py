@@ -65,8 +65,9 @@ from helpers.workbook.release import KEEP, Keep, Settings
 COURSE_ID = "tf-training-workbook"
 #: nbgrader's cell metadata schema this module writes (nbgrader 0.9).
 SCHEMA_VERSION = 3
-#: The longest a cell of a returned notebook may run when graded, in seconds: the slowest chapter cell
-#: (in chapter 09) took 9.8 s in `make run` on 2 cores; a cell that never ends is cut here.
+#: The longest a cell of a returned notebook may run when graded, in seconds: a chapter's cells take seconds each
+#: (``python -m benchmarks.run --only notebooks`` prints each chapter's slowest cells; benchmarks/README.md has a run's),
+#: so a cell that never ends is cut here.
 CELL_TIMEOUT_SECONDS = 300
 #: What replaces the solution in the students' copy: nothing, so the stub above it is what they see.
 CODE_STUB = ""

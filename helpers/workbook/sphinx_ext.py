@@ -3,6 +3,8 @@
 - ``{workbook-chapters}``: the index's table of chapters, each with its title and first paragraph (both
   translated in a translated edition) and how its run went, read from ``_run.json`` in the sources;
 - the sections JupyterLab opens folded (``jp-MarkdownHeadingCollapsed``) are folded in the book too;
+- a hidden check cell's toggle is named by the words it shows (MyST-NB names it "Toggle hidden content", which
+  WCAG 2.1's "label in name" refuses: axe-core's label-content-name-mismatch);
 - every page links to the same page in the other edition (:data:`helpers.workbook.editions.LANGUAGES`), ends with the licences,
   and a Chinese edition's search splits words with a dictionary of the glossary's Chinese terms.
 
@@ -37,6 +39,15 @@ def _visit_fold(translator: Any, node: fold) -> None:
 
 def _depart_fold(translator: Any, node: fold) -> None:
     translator.body.append("</details>\n")
+
+
+def _visit_hidden_input(translator: Any, node: nodes.Element) -> None:
+    """MyST-NB's toggle of a hidden input (``myst_nb.sphinx_.visit_HideCellInput``) without its ``aria-label``: a
+    ``<summary>`` is named by its text, here the prompt in sight ("Show the check" or "Hide the check")."""
+    translator.body.append(f'<details class="admonition hide {" ".join(node["classes"])}">\n<summary>\n')
+    translator.body.append(f'<p class="collapsed admonition-title">{translator.encode(node["prompt_show"])}</p>\n')
+    translator.body.append(f'<p class="expanded admonition-title">{translator.encode(node["prompt_hide"])}</p>\n')
+    translator.body.append("</summary>\n")
 
 
 class chapter_table(nodes.General, nodes.Element):
@@ -238,6 +249,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
         sphinx.transforms.i18n.EXCLUDED_PENDING_XREF_ATTRIBUTES = (*excluded, "reftargetid")  # type: ignore[assignment]
     app.add_search_language(ChineseSearch)
     app.add_node(fold, html=(_visit_fold, _depart_fold))
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput  # registered by myst_nb, listed before this extension
+
+    app.add_node(HideCodeCellNode, override=True, html=(_visit_hidden_input, depart_HideCellInput))
     app.add_node(chapter_table)
     app.add_directive("workbook-chapters", ChaptersDirective)
     app.connect("config-inited", configure)
