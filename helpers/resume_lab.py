@@ -83,16 +83,38 @@ def resume(folder: str, *, dropout: float, save_seed_state: bool, stop: int, see
     return f"new process: restored step {first_step}, trained to step {int(optimizer.iterations)}"
 
 
+def parse_variant(text: str) -> tuple[str, float, bool]:
+    """``NAME:DROPOUT:SAVE_SEED_STATE`` as (name, dropout rate, whether the checkpoint holds Dropout's seed state).
+
+    A malformed value raises :class:`argparse.ArgumentTypeError`, which argparse turns into one line and status 2.
+    """
+    parts = text.split(":")
+    if len(parts) != 3 or not parts[0]:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME:DROPOUT:SAVE_SEED_STATE, e.g. plain_mlp:0.0:0")
+    name, dropout, save_seed_state = parts
+    try:
+        rate = float(dropout)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: DROPOUT {dropout!r} is not a number, e.g. 0.3") from None
+    if not 0.0 <= rate < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: DROPOUT {dropout} is not in [0, 1)")
+    if save_seed_state not in ("0", "1"):
+        raise argparse.ArgumentTypeError(f"{text!r}: SAVE_SEED_STATE {save_seed_state!r} is not 0 or 1")
+    return name, rate, save_seed_state == "1"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Restore each variant's checkpoint and train on; save the final weights.")
+    parser = argparse.ArgumentParser(prog="python -m helpers.resume_lab", description="Restore each variant's checkpoint and train on; save the final weights.")
     parser.add_argument("--runs", required=True, help="folder with one sub-folder per variant, each holding a checkpoint `ckpt`")
-    parser.add_argument("--variant", action="append", required=True, help="NAME:DROPOUT:SAVE_SEED_STATE (0 or 1); repeat for more")
+    parser.add_argument(
+        "--variant", action="append", required=True, type=parse_variant, help="NAME:DROPOUT:SAVE_SEED_STATE (0 or 1); repeat for more"
+    )
     parser.add_argument("--stop", type=int, required=True, help="train until this global step")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for variant in args.variant:  # one process for every variant: each restores into fresh objects
-        name, dropout, save_seed_state = variant.split(":")
-        report = resume(os.path.join(args.runs, name), dropout=float(dropout), save_seed_state=save_seed_state == "1", stop=args.stop, seed=args.seed)
+        name, dropout, save_seed_state = variant
+        report = resume(os.path.join(args.runs, name), dropout=dropout, save_seed_state=save_seed_state, stop=args.stop, seed=args.seed)
         print(f"{name}: {report}")
 
 

@@ -223,7 +223,17 @@ def python() -> str:
 
 
 #: What the whole book is built from: a change to one of these builds it again (see :func:`built_book`).
-BOOK_INPUTS = ("notebooks", "helpers/workbook", "LICENSE", "LICENSE-docs", "requirements.txt")
+#: The files a chapter shows whole are book.SHOWN_SOURCES (not imported here: conftest stays light; a test compares them).
+BOOK_INPUTS = (
+    "notebooks",
+    "helpers/workbook",
+    "helpers/resume_lab.py",
+    "helpers/train/step.py",
+    "helpers/train/calls.py",
+    "LICENSE",
+    "LICENSE-docs",
+    "requirements.txt",
+)
 
 
 @pytest.fixture(scope="session")

@@ -219,3 +219,16 @@ def test_the_tolerance_script_compares_mirrored_and_single_device_runs(python: s
     assert all("over 1 seeds: largest difference" in line and "below 1e-05 at 1 of 1" in line for line in lines[:2]), completed.stdout
     refused = subprocess.run([*command[:3], "--seeds", "0"], cwd=repo_root(), capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "--seeds and --steps must be at least 1" in refused.stderr
+
+
+@pytest.mark.process
+def test_the_papermill_saves_script_times_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--quick``: a one-cell notebook run by papermill with and without a save at every cell, alternately."""
+    from benchmarks import papermill_saves
+
+    assert papermill_saves.main(["--quick", "--repeats", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "| papermill saves: 00_tiny | a save at every cell |" in table and "| one save at the end |" in table, table
+    with pytest.raises(SystemExit) as refused:
+        papermill_saves.main(["--quick", "--repeats", "0"])
+    assert refused.value.code == 2

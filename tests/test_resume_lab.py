@@ -62,3 +62,29 @@ def test_the_command_resumes_in_a_new_process_bit_for_bit(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout == f"plain: new process: restored step {STEPS // 2}, trained to step {STEPS}\n"
     assert _identical(_final(tmp_path, "plain"), straight)
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("plain_mlp", "is not NAME:DROPOUT:SAVE_SEED_STATE"),
+        ("plain_mlp:0.0", "is not NAME:DROPOUT:SAVE_SEED_STATE"),
+        (":0.0:0", "is not NAME:DROPOUT:SAVE_SEED_STATE"),
+        ("dropout:high:0", "DROPOUT 'high' is not a number"),
+        ("dropout:1.5:0", "DROPOUT 1.5 is not in [0, 1)"),
+        ("dropout:0.3:yes", "SAVE_SEED_STATE 'yes' is not 0 or 1"),
+    ],
+)
+def test_a_malformed_variant_is_refused_in_one_line_before_anything_runs(
+    value: str, named: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        resume_lab.main(["--runs", str(tmp_path), "--stop", "2", "--variant", value])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert stopped.value.code == 2 and error.startswith("python -m helpers.resume_lab: error: argument --variant: ") and named in error, error
+    assert not list(tmp_path.iterdir())  # nothing was restored or written
+
+
+def test_a_variant_is_read_as_its_name_rate_and_seed_state() -> None:
+    assert resume_lab.parse_variant("dropout_with_seed_state:0.3:1") == ("dropout_with_seed_state", 0.3, True)
+    assert resume_lab.parse_variant("plain_mlp:0:0") == ("plain_mlp", 0.0, False)

@@ -16,10 +16,11 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from helpers.paths import NOTEBOOKS_DIR
+from helpers.paths import NOTEBOOKS_DIR, repo_root
 from helpers.workbook import book, executor, translated_copies
 from helpers.workbook.editions import BOOK_TOGGLE, CHECK, FOLDED, LANGUAGES, text
 from helpers.workbook.markdown import folded_sections
+from tests.conftest import BOOK_INPUTS
 
 EXTERNAL_RESOURCE = re.compile(r"<(script|link|img|iframe|source|video|audio)\b[^>]*\b(src|href)=\"(https?:)?//", re.IGNORECASE)
 CSS_URL = re.compile(r"url\(\s*['\"]?(?!data:)([^)'\"]+)", re.IGNORECASE)
@@ -105,6 +106,15 @@ def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_down
 
 
 @pytest.mark.parametrize("language", EDITIONS)
+@pytest.mark.parametrize("language", EDITIONS)
+def test_a_file_a_chapter_shows_whole_is_highlighted_from_the_repository(built_book: Path, language: str) -> None:
+    """05 shows ``helpers/resume_lab.py`` with ``literalinclude``: the file as it is today, never a stored output that could go stale."""
+    page = (built_book / language / "05_checkpoints.html").read_text(encoding="utf-8")
+    assert book.SHOWN_SOURCES[0] == "helpers/resume_lab.py" and set(book.SHOWN_SOURCES) <= set(BOOK_INPUTS)  # an edit rebuilds the test book
+    for name in re.findall(r"^def (\w+)", (repo_root() / book.SHOWN_SOURCES[0]).read_text(encoding="utf-8"), re.MULTILINE):
+        assert f'<span class="k">def</span><span class="w"> </span><span class="nf">{name}</span>' in page, name
+
+
 def test_every_page_links_the_same_page_in_the_other_edition(built_book: Path, language: str) -> None:
     other = next(name for name in EDITIONS if name != language)
     for page in _pages(built_book / language):

@@ -39,6 +39,9 @@ EXTRA_PAGES = ("seed_map.md", "glossary.md")
 #: Pages for teachers, built from a Markdown file of the repository, their one home: (the file, the page's source file in
 #: the book). Not in :data:`EXTRA_PAGES`, so that neither the students' release nor the translated copies carry them.
 REPOSITORY_PAGES = (("notebooks/teaching.md", "teaching.md"),)
+#: Files of the repository a chapter shows whole, with MyST's ``literalinclude`` directive (``/helpers/resume_lab.py``: a path
+#: from the book's sources, where they are staged at the same place). A stored output never holds them, so they cannot go stale.
+SHOWN_SOURCES = ("helpers/resume_lab.py", "helpers/train/step.py", "helpers/train/calls.py")
 #: The Sphinx configuration folder (``conf.py``, ``index.md``, templates).
 CONF_DIR = Path(__file__).resolve().parent / "book_sphinx"
 #: The repository's licence files, copied into each edition as ``<name>.txt``: a browser shows a ``.txt`` file as text,
@@ -114,6 +117,10 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
         with _naming(repo_root() / file_name):
             shutil.copyfile(repo_root() / file_name, folder / page)
         names.append(Path(page).stem)
+    for shown in SHOWN_SOURCES:
+        with _naming(repo_root() / shown):
+            (folder / shown).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(repo_root() / shown, folder / shown)
     names += appendices  # after the seed map, the glossary and the teachers' page: the book's last pages
     toctree = "\n".join(["", "```{toctree}", ":hidden:", ":maxdepth: 1", "", *names, "```", ""])
     (folder / "index.md").write_text((CONF_DIR / "index.md").read_text(encoding="utf-8") + toctree, encoding="utf-8")

@@ -116,6 +116,10 @@ def execute(
             progress_bar=progress,
             log_output=False,
             kernel_manager_class=_ipc_kernel_manager(),
+            # papermill writes the whole notebook at every cell's start and end by default; a chapter of 140 cells then
+            # spends a quarter to a third of its run saving (benchmarks/README.md, section 9). It is written once, at the end, also
+            # when a cell fails (papermill stores the error before raising).
+            request_save_on_cell_execute=False,
         )
     except PapermillExecutionError as error:
         failure = f"cell [{error.exec_count}] `{first_line(str(error.source))[:60]}`: {error.ename}: {first_line(str(error.evalue))}"

@@ -41,7 +41,7 @@ gettext_compact = False
 gettext_location = False  # no line numbers in the .po files: an edit elsewhere in a chapter does not touch them
 gettext_additional_targets = ["raw"]  # the solutions' <summary> text is raw HTML
 # The gettext builder prefers an output's text/latex (MyST-NB's render priority), which Sphinx then extracts as a raw
-# message: a highlighted file shown with IPython's Code (chapter 05) would become a message to translate. Outputs are
+# message: a highlighted file shown with IPython's Code would become a message to translate. Outputs are
 # never translated, so the gettext builder skips that form and reads the plain text, a literal block it leaves alone.
 # A figure's alt text (its cell's mystnb.image.alt) is a message too: MyST-NB's gettext priority has no image, so the
 # gettext builder takes the PNG first and Sphinx extracts the image's alt; the Chinese build translates it like prose.
