@@ -86,10 +86,12 @@ def build_translated_copies(out_dir: Path, language: str = TRANSLATED_LANGUAGE, 
     The copies are built from the stored notebooks each time and never edited: change the English or the
     ``.po`` file, then build again.
     """
+    import shutil
+
     import nbformat
 
     from helpers.workbook import executor
-    from helpers.workbook.book import EXTRA_PAGES
+    from helpers.workbook.book import EXTRA_PAGES, IMAGES
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -103,4 +105,6 @@ def build_translated_copies(out_dir: Path, language: str = TRANSLATED_LANGUAGE, 
         if source.is_file():
             text, _ = translate_markdown(source.read_text(encoding="utf-8"), translated_messages(Path(name).stem, language, locales))
             (out_dir / name).write_text(text, encoding="utf-8")
+    if (NOTEBOOKS_DIR / IMAGES).is_dir():  # the chapters' images, so that images/NAME.png resolves beside the copies
+        shutil.copytree(NOTEBOOKS_DIR / IMAGES, out_dir / IMAGES, dirs_exist_ok=True)
     return written
