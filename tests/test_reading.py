@@ -23,7 +23,7 @@ from tests import reading
 NOTEBOOKS = executor.notebooks()
 #: The chapters rewritten reader first (issues 33 and 34), held to :data:`TARGETS`.
 REWRITTEN: frozenset[str] = frozenset(
-    {"00_start_here", "01_global_step", "02_train_ops", "03_gradient_clipping", "04_learning_rate_schedules", "05_checkpoints"}
+    {"00_start_here", "01_global_step", "02_train_ops", "03_gradient_clipping", "04_learning_rate_schedules", "05_checkpoints", "06_tensorboard"}
 )
 #: The issues' measuring tool, beside the repository where the issues are worked on (not in a clone).
 READER_STATS = Path(__file__).resolve().parents[2] / "shared" / "tools" / "reader_stats.py"
