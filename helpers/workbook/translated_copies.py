@@ -20,6 +20,8 @@ from helpers.workbook.markdown import split_fenced
 _BEFORE = r"(?P<before>^[ \t]*(?:(?:#{1,6}|[-*+]|\d+[.)]|>)[ \t]+)*|\|[ \t]*)"
 #: What may follow a message: the end of its line, or a table cell's bar.
 _AFTER = r"(?=[ \t]*(?:\||$))"
+#: A Markdown image, ``![alt text](images/NAME.png)``: Sphinx extracts its alt text as a message of its own, beside its paragraph's.
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 
 
 @functools.cache  # a notebook tries every message of its catalog on every markdown cell: compile each once
@@ -50,6 +52,7 @@ def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[
             parts[index], count = pattern.subn(_keeping_before(msgstr), parts[index])
             if count:
                 used.add(msgid)
+    used |= {alt for msgid in used for alt in _IMAGE.findall(msgid) if alt in messages}  # translated with its image's paragraph
     return "".join(parts), used
 
 
