@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: run test check refresh unit lab book translations course grade bench drift configs clean help
+.PHONY: run test check refresh unit lab book translations course grade bench drift configs screenshots clean help
 
 help:
 	@echo "make run     execute every notebook into build/executed and print a report (ARGS='--fast', ARGS='--only 01')"
@@ -26,6 +26,7 @@ help:
 	@echo "make grade   grade what students returned that is new, each notebook in a sandbox: feedback, grades.csv, class report (ARGS='--from DIR', '--zip FILE --chapter 03', '--all')"
 	@echo "make drift   run the workbook against the newest TensorFlow in build/drift/venv-latest (ARGS='--nightly': venv-nightly); report in build/drift/report.md"
 	@echo "make configs run the workbook with oneDNN's CPU kernels forced off and on; report in build/configurations/report.md (ARGS='onednn-on --only 10')"
+	@echo "make screenshots  photograph the TensorBoard dashboard from chapter 06's last run into notebooks/images (ARGS='06_graphs' for one view; run the chapter first)"
 	@echo "make clean   remove build/ (keeps .venv)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -106,6 +107,10 @@ course: $(STAMP)
 
 grade: $(STAMP) $(BWRAP)
 	$(PY) -m helpers.workbook grade $(ARGS)
+
+# Not part of make test: headless Chromium photographs the dashboard from the logs of a chapter's last run (make run ARGS='--only 06').
+screenshots: $(STAMP) $(CHROMEDRIVER)
+	$(PY) -m helpers.workbook screenshots $(ARGS)
 
 refresh: $(STAMP)
 	$(PY) -m helpers.workbook refresh $(ARGS)

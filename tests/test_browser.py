@@ -20,16 +20,8 @@ import pytest
 from helpers.paths import build_root, repo_root
 from helpers.ports import free_port
 from helpers.workbook import lab
+from helpers.workbook.chromium import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
 from helpers.workbook.editions import LANGUAGES
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-#: Flags for a headless Chromium with no network of its own: without the background-networking ones it
-#: keeps trying to reach Google's services, which this machine's closed network refuses.
-CHROMIUM_FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-default-apps", "--window-size=1280,1000",
-)
 
 
 @pytest.fixture()

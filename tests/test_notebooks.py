@@ -104,7 +104,11 @@ def test_notebooks_folder_holds_only_the_chapters_and_their_pages() -> None:
     """Nothing a run writes lands beside the notebooks (they write under build/ only)."""
     folder = NOTEBOOKS[0].parent
     stray = sorted(entry.name for entry in folder.iterdir() if not entry.name.startswith(".") and entry.suffix not in (".ipynb", ".md"))
-    assert stray == ["locales"], f"files in notebooks/ that are not notebooks, pages or their translations: {stray}"
+    assert stray == ["images", "locales"], f"files in notebooks/ that are not notebooks, pages, their images or their translations: {stray}"
+    images = sorted(path.relative_to(folder).as_posix() for path in (folder / "images").rglob("*") if path.is_file())
+    shown = {link for path in NOTEBOOKS for link in re.findall(r"!\[[^\]]*\]\((images/[^)]+)\)", path.read_text(encoding="utf-8"))}
+    assert set(images) == shown, f"images/ holds exactly the images a chapter shows (![alt](images/NAME.png)): {sorted(set(images) ^ shown)}"
+    assert all(name.endswith(".png") and (folder / name).stat().st_size < 150_000 for name in images), "images are PNG files under 150 kB"
     translations = {path.relative_to(folder / "locales").as_posix() for path in (folder / "locales").rglob("*") if path.is_file()}
     pages = [page.stem for page in (*NOTEBOOKS, *folder.glob("*.md"))] + ["index"]
     assert translations == {f"zh_CN/LC_MESSAGES/{page}.po" for page in pages}, "only .po files: Sphinx's .mo files go to the build"

@@ -30,6 +30,7 @@ REWRITTEN: frozenset[str] = frozenset(
         "03_gradient_clipping",
         "04_learning_rate_schedules",
         "05_checkpoints",
+        "06_tensorboard",
         "07_gradient_checking",
         "08_capstone",
         "09_distribute",

@@ -165,3 +165,10 @@ def test_translated_copies_are_built_into_their_own_folder(tmp_path: Path) -> No
     assert [path.name for path in written] == [path.name for path in executor.notebooks()]
     assert (tmp_path / "zh_CN" / "glossary.md").is_file() and (tmp_path / "zh_CN" / "seed_map.md").is_file()
     assert all(path.parent == tmp_path / "zh_CN" for path in written) and NOTEBOOKS_DIR not in [path.parent for path in written]
+
+
+def test_an_images_alt_text_is_translated_with_its_paragraph() -> None:
+    """Sphinx extracts an image's alt text as a message beside the image's paragraph: the copy uses both (chapter 06's screenshots)."""
+    messages = {"![A chart of the loss.](images/x.png)": "![损失的图。](images/x.png)", "A chart of the loss.": "损失的图。"}
+    text, used = translated_copies.translate_markdown("![A chart of the loss.](images/x.png)\n", messages)
+    assert text == "![损失的图。](images/x.png)\n" and used == set(messages)

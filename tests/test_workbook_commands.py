@@ -28,7 +28,7 @@ def test_every_command_is_one_subcommand(capsys: pytest.CaptureFixture[str]) -> 
         main(["--help"])
     listed = re.search(r"\{([\w,]+)\}", capsys.readouterr().out)
     assert listed is not None
-    assert set(listed.group(1).split(",")) == {"run", "refresh", "list", "book", "lab", "course", "grade", "translations", "drift", "configs"}
+    assert set(listed.group(1).split(",")) == {"run", "refresh", "list", "book", "lab", "course", "grade", "translations", "drift", "configs", "screenshots"}
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,8 @@ from helpers.workbook.executor import is_appendix
 
 #: Pages besides the chapters, built from Markdown files in ``notebooks/`` when present (each titled by its own first heading).
 EXTRA_PAGES = ("seed_map.md", "glossary.md")
+#: The folder of images the chapters show as ``![alt](images/NAME.png)``, copied beside them (the dashboard's screenshots).
+IMAGES = "images"
 #: Pages for teachers, built from a Markdown file of the repository, their one home: (the file, the page's source file in
 #: the book). Not in :data:`EXTRA_PAGES`, so that neither the students' release nor the translated copies carry them.
 REPOSITORY_PAGES = (("notebooks/teaching.md", "teaching.md"),)
@@ -113,6 +115,8 @@ def stage(chapters: Sequence[Chapter], folder: Path, *, notebooks_dir: Path) -> 
         if (notebooks_dir / name).is_file():
             shutil.copyfile(notebooks_dir / name, folder / name)
             names.append(Path(name).stem)
+    if (notebooks_dir / IMAGES).is_dir():  # relative image paths resolve in the staged copy as in notebooks/
+        shutil.copytree(notebooks_dir / IMAGES, folder / IMAGES, dirs_exist_ok=True)
     for file_name, page in REPOSITORY_PAGES:
         with _naming(repo_root() / file_name):
             shutil.copyfile(repo_root() / file_name, folder / page)

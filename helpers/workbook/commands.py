@@ -11,11 +11,12 @@
     python -m helpers.workbook translations update|check [FILE.po ...]
     python -m helpers.workbook drift [--nightly] [--only 01 ...]
     python -m helpers.workbook configs [onednn-off|onednn-on ...] [--only 01 ...]
+    python -m helpers.workbook screenshots [06 | VIEW ...]
 
 Each command is a small function here that calls the module doing the work: :mod:`~helpers.workbook.executor`
 (running notebooks), :mod:`~helpers.workbook.refresh`, :mod:`~helpers.workbook.book`, :mod:`~helpers.workbook.lab`,
 :mod:`~helpers.workbook.course`, :mod:`~helpers.workbook.catalogs` and :mod:`~helpers.workbook.translations`, :mod:`~helpers.workbook.drift`,
-:mod:`~helpers.workbook.configurations`. They import those modules only when they run, so ``list``, ``lab``
+:mod:`~helpers.workbook.configurations`, :mod:`~helpers.workbook.screenshots`. They import those modules only when they run, so ``list``, ``lab``
 and ``grade`` load no Sphinx. An expected failure is a :class:`helpers.failures.CommandError`: one line on
 stderr and the exit status its class carries (:data:`ERRORS`, listed by ``--help``); anything else is a bug
 and ends with its traceback.
@@ -40,6 +41,7 @@ from helpers.workbook.course import CELL_TIMEOUT_SECONDS, CourseError
 from helpers.workbook.editions import EDITIONS_LINE, LANGUAGES
 from helpers.workbook.lab import LabError, PortTaken, port_number
 from helpers.workbook.sandbox import SandboxUnavailable
+from helpers.workbook.screenshots import VIEWS, ScreenshotsFailed
 
 
 class NotebooksFailed(CommandError):
@@ -70,7 +72,7 @@ class EnvironmentFailed(CommandError):
 #: Every error the commands turn into one line and an exit status; ``--help`` lists the statuses from them.
 ERRORS: tuple[type[CommandError], ...] = (
     NotebooksFailed, TranslationsNeeded, Drifted, LabError, UsageError, ParameterError, PortTaken, EnvironmentFailed, BookError, CourseError,
-    SandboxUnavailable,
+    SandboxUnavailable, ScreenshotsFailed,
 )  # fmt: skip
 #: The exit statuses, derived from :data:`ERRORS` (``python -m helpers.workbook --help`` shows them).
 EXIT_STATUSES = status_table(ERRORS)
@@ -213,6 +215,14 @@ def _maintenance_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     configs.add_argument("names", nargs="*", metavar="CONFIGURATION", help="which ones (default: all): onednn-off, onednn-on")
     configs.add_argument("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks (number prefix or name)")
     configs.set_defaults(handler=configs_command)
+    screenshots = sub.add_parser(
+        "screenshots", help="photograph the TensorBoard dashboard from a chapter's last run (headless Chromium) into notebooks/images",
+        description="Each view: a TensorBoard server on the logs a chapter's run left in build/, one dashboard page in headless Chromium, "
+        "a cropped PNG in notebooks/images. Run the chapter first (python -m helpers.workbook run --only 06).",
+    )  # fmt: skip
+    views = ", ".join(view.name for view in VIEWS)
+    screenshots.add_argument("views", nargs="*", metavar="VIEW", help=f"a view's name or its chapter's number (default: all): {views}")
+    screenshots.set_defaults(handler=screenshots_command)
 
 
 def parse_value(text: str) -> object:
@@ -434,4 +444,13 @@ def configs_command(args: argparse.Namespace) -> int:
     print(f"report: {display_path(report_file)} and report.json beside it")
     if failed:
         raise NotebooksFailed(f"failed in a configuration: {', '.join(failed)}")
+    return 0
+
+
+def screenshots_command(args: argparse.Namespace) -> int:
+    """``make screenshots``: the dashboard's images (:mod:`helpers.workbook.screenshots`); :class:`ScreenshotsFailed` when one could not be taken."""
+    from helpers.workbook import screenshots
+
+    written = screenshots.take(screenshots.select(args.views))
+    print(f"{len(written)} screenshot(s) in {display_path(screenshots.IMAGES_DIR)}")
     return 0

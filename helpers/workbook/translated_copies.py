@@ -20,6 +20,8 @@ from helpers.workbook.markdown import split_fenced
 _BEFORE = r"(?P<before>^[ \t]*(?:(?:#{1,6}|[-*+]|\d+[.)]|>)[ \t]+)*|\|[ \t]*)"
 #: What may follow a message: the end of its line, or a table cell's bar.
 _AFTER = r"(?=[ \t]*(?:\||$))"
+#: A Markdown image, ``![alt text](images/NAME.png)``: Sphinx extracts its alt text as a message of its own, beside its paragraph's.
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 
 
 @functools.cache  # a notebook tries every message of its catalog on every markdown cell: compile each once
@@ -50,6 +52,7 @@ def translate_markdown(source: str, messages: dict[str, str]) -> tuple[str, set[
             parts[index], count = pattern.subn(_keeping_before(msgstr), parts[index])
             if count:
                 used.add(msgid)
+    used |= {alt for msgid in used for alt in _IMAGE.findall(msgid) if alt in messages}  # translated with its image's paragraph
     return "".join(parts), used
 
 
@@ -89,10 +92,12 @@ def build_translated_copies(out_dir: Path, language: str = TRANSLATED_LANGUAGE, 
     The copies are built from the stored notebooks each time and never edited: change the English or the
     ``.po`` file, then build again.
     """
+    import shutil
+
     import nbformat
 
     from helpers.workbook import executor
-    from helpers.workbook.book import EXTRA_PAGES
+    from helpers.workbook.book import EXTRA_PAGES, IMAGES
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -106,4 +111,6 @@ def build_translated_copies(out_dir: Path, language: str = TRANSLATED_LANGUAGE, 
         if source.is_file():
             text, _ = translate_markdown(source.read_text(encoding="utf-8"), translated_messages(Path(name).stem, language, locales))
             (out_dir / name).write_text(text, encoding="utf-8")
+    if (NOTEBOOKS_DIR / IMAGES).is_dir():  # the chapters' images, so that images/NAME.png resolves beside the copies
+        shutil.copytree(NOTEBOOKS_DIR / IMAGES, out_dir / IMAGES, dirs_exist_ok=True)
     return written
