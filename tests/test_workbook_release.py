@@ -362,3 +362,12 @@ def test_a_submission_after_the_due_date_is_autograded_with_the_penalty_and_the_
     assert graded == (1.5 * deadlines.DAY_SECONDS, 5.0, 1.0, 1.0)  # two started days at 10% of 5 points
     autograded = nbformat.read(root / "autograded" / "late" / TINY_CHAPTER / chapter.name, as_version=4)
     assert autograded.cells[0].source == _header(root).source  # nbgrader put the locked header back
+
+
+def test_every_image_in_notebooks_images_is_shown_by_a_chapter_and_released_with_it() -> None:
+    """06's screenshots: the students' copy of a chapter carries the images its markdown shows, so ``images/NAME.png`` resolves."""
+    shown = {path.stem: release.shown_images(nbformat.read(path, as_version=4)) for path in executor.notebooks()}
+    assert sorted(image for images in shown.values() for image in images) == sorted(f"images/{path.name}" for path in (NOTEBOOKS_DIR / "images").iterdir())
+    assert len(shown["06_tensorboard"]) == 4
+    markdown = nbformat.v4.new_markdown_cell("![a](images/x.png) and ![b](images/y.png), again ![a](images/x.png); [a link](images/z.png)")
+    assert release.shown_images(nbformat.v4.new_notebook(cells=[markdown])) == ["images/x.png", "images/y.png"]

@@ -272,6 +272,9 @@ def build_course(
             shutil.copyfile(licence, folder / licence.name)
         for page, text in release.bundled_pages(chapter.stem, settings.book_url).items():  # so are the seed map and the glossary
             (folder / page).write_text(text, encoding="utf-8")
+        for image in release.shown_images(notebook):  # and the images its markdown shows (06's screenshots)
+            (folder / image).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(chapter.parent / image, folder / image)
     for notebook_file in sorted((root / "source").glob("*/*.ipynb")):  # chapters of earlier builds: their headers say today's settings
         if notebook_file.stem == notebook_file.parent.name and notebook_file.stem not in built:
             notebook = with_header(nbformat.read(notebook_file, as_version=4), notebook_file.stem, due_dates.get(notebook_file.stem), settings)

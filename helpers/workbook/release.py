@@ -149,8 +149,18 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
+#: A Markdown image of the chapter's folder of images: ``![alt](images/NAME.png)`` (chapter 06's screenshots).
+_IMAGE = re.compile(r"!\[[^\]]*\]\((?P<path>images/[^)\s]+)\)")
+
+
+def shown_images(notebook: Any) -> list[str]:
+    """The images a chapter's markdown cells show from ``notebooks/images/``, as relative paths (``images/NAME.png``), in order."""
+    found = [match["path"] for cell in notebook.cells if cell.cell_type == "markdown" for match in _IMAGE.finditer(cell.source)]
+    return list(dict.fromkeys(found))
+
+
 def bundled_files(chapter: str) -> list[str]:
-    """The files of ``release/<chapter>/``: the notebook, the licences, the seed map and the glossary."""
+    """The files of ``release/<chapter>/`` a link may point at: the notebook, the licences, the seed map and the glossary."""
     return [f"{chapter}.ipynb", *(path.name for path in LICENSE_FILES), *EXTRA_PAGES]
 
 
