@@ -106,7 +106,6 @@ def test_a_chapter_shows_text_code_outputs_figures_closed_solutions_and_its_down
 
 
 @pytest.mark.parametrize("language", EDITIONS)
-@pytest.mark.parametrize("language", EDITIONS)
 def test_a_file_a_chapter_shows_whole_is_highlighted_from_the_repository(built_book: Path, language: str) -> None:
     """05 shows ``helpers/resume_lab.py`` with ``literalinclude``: the file as it is today, never a stored output that could go stale."""
     page = (built_book / language / "05_checkpoints.html").read_text(encoding="utf-8")
