@@ -55,7 +55,7 @@ class View:
         return build / self.chapter / self.logs
 
 
-#: Every view the workbook shows, in the order they are taken. Chapter 06's run writes the folders named here.
+#: Every view the workbook shows, in the order they are taken. Chapters 06 and 07 write the folders named here.
 VIEWS: tuple[View, ...] = (
     View("06_scalars_loss", "06_tensorboard", "logs/custom", "scalars&tagFilter=%5E(loss%7Caccuracy)%24&_smoothingWeight=0", ("train", "validation"),
          window=(1100, 650)),
@@ -63,6 +63,7 @@ VIEWS: tuple[View, ...] = (
          window=(1100, 650)),
     View("06_hparams_table", "06_tensorboard", "logs/hparams_sweep", "hparams", ("lr_0.01", "lr_0.1", "lr_0.5"), window=(1100, 420)),
     View("06_graphs", "06_tensorboard", "logs/graph_trace", "graphs", (".",), window=(900, 600)),
+    View("07_debugger_v2", "07_gradient_checking", "debugger_v2_dump", "debugger-v2", window=(1200, 720), crop=(0, 0, 1200, 492), settle=20.0),
 )  # fmt: skip
 
 
