@@ -114,6 +114,7 @@ def test_a_file_a_chapter_shows_whole_is_highlighted_from_the_repository(built_b
         assert f'<span class="k">def</span><span class="w"> </span><span class="nf">{name}</span>' in page, name
 
 
+@pytest.mark.parametrize("language", EDITIONS)
 def test_every_page_links_the_same_page_in_the_other_edition(built_book: Path, language: str) -> None:
     other = next(name for name in EDITIONS if name != language)
     for page in _pages(built_book / language):

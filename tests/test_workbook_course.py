@@ -93,7 +93,10 @@ def test_the_course_of_every_chapter_releases_no_solution_and_builds_the_same_fi
     assert sorted(path.name for path in (root / "release").iterdir()) == [path.stem for path in chapters]
     for path in chapters:  # each chapter goes out with the licences its last cell links to, the seed map and the glossary
         files = ["LICENSE", "LICENSE-docs", "seed_map.md", "glossary.md", path.name]
-        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(files) == sorted(release.bundled_files(path.stem))
+        images = release.shown_images(nbformat.read(path, as_version=4))  # and the images it shows (06's screenshots)
+        assert sorted(files) == sorted(release.bundled_files(path.stem))
+        assert sorted(item.name for item in (root / "release" / path.stem).iterdir()) == sorted(files + (["images"] if images else []))
+        assert sorted(f"images/{item.name}" for item in (root / "release" / path.stem / "images").glob("*")) == sorted(images)
     for path in chapters:
         chapter = nbformat.read(path, as_version=4)
         released = nbformat.read(root / "release" / path.stem / path.name, as_version=4)
